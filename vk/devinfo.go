@@ -1,0 +1,347 @@
+package vk
+
+/*
+#include "vkmps.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// DeviceType is VkPhysicalDeviceType.
+type DeviceType int
+
+const (
+	DeviceOther DeviceType = iota
+	DeviceIntegratedGPU
+	DeviceDiscreteGPU
+	DeviceVirtualGPU
+	DeviceCPU
+)
+
+func (t DeviceType) String() string {
+	switch t {
+	case DeviceIntegratedGPU:
+		return "integrated-gpu"
+	case DeviceDiscreteGPU:
+		return "discrete-gpu"
+	case DeviceVirtualGPU:
+		return "virtual-gpu"
+	case DeviceCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// preference orders device types for the default choice: discrete >
+// integrated > virtual > CPU > other.
+func (t DeviceType) preference() int {
+	switch t {
+	case DeviceDiscreteGPU:
+		return 4
+	case DeviceIntegratedGPU:
+		return 3
+	case DeviceVirtualGPU:
+		return 2
+	case DeviceCPU:
+		return 1
+	}
+	return 0
+}
+
+// Version is a Vulkan version number (VK_MAKE_VERSION encoding).
+type Version uint32
+
+func (v Version) Major() int { return int(uint32(v) >> 22) }
+func (v Version) Minor() int { return int(uint32(v) >> 12 & 0x3ff) }
+func (v Version) Patch() int { return int(uint32(v) & 0xfff) }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major(), v.Minor(), v.Patch()) }
+
+// Limits are the device limits that matter to compute kernels.
+type Limits struct {
+	MaxStorageBufferRange           uint64    // bytes one storage-buffer binding may span
+	MinStorageBufferOffsetAlignment uint64    // binding offsets are multiples of this
+	MaxPushConstantsSize            uint32    // bytes
+	MaxComputeWorkGroupCount        [3]uint32 // groups per dispatch, per axis
+	MaxComputeWorkGroupSize         [3]uint32 // invocations per group, per axis
+	MaxComputeWorkGroupInvocations  uint32    // invocations per group
+	MaxComputeSharedMemorySize      uint32    // bytes of shared memory per group
+	SubgroupSize                    uint32    // 0 when unknown
+	MaxMemoryAllocationSize         uint64    // bytes; 0 when unknown
+	MaxStorageBuffersPerStage       uint32
+	NonCoherentAtomSize             uint64
+	TimestampsSupported             bool    // the compute queue can write timestamps
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+	DeviceLocalBytes                uint64  // size of the largest device-local heap
+	UnifiedMemory                   bool    // device-local memory is also host-visible (UMA, CPU devices)
+}
+
+// Info describes a physical device.
+type Info struct {
+	Index         int // position in the loader's enumeration
+	Name          string
+	Type          DeviceType
+	VendorID      uint32
+	DeviceID      uint32
+	Vendor        string // "NVIDIA", "AMD", "Intel", "Apple", "Mesa", ... or the hex ID
+	DriverVersion string // decoded per vendor convention
+	DriverName    string // from VkPhysicalDeviceDriverProperties; "" when not reported
+	DriverInfo    string
+	APIVersion    Version
+	Limits        Limits
+
+	queueFamily        uint32
+	portabilitySubset  bool
+	hasDriverProps     bool
+	timestampValidBits uint32
+}
+
+// String returns a one-line description.
+func (i Info) String() string {
+	drv := i.DriverVersion
+	if i.DriverName != "" {
+		drv = i.DriverName + " " + drv
+	}
+	return fmt.Sprintf("%d: %s (%s, %s, Vulkan %s, driver %s)", i.Index, i.Name, i.Type, i.Vendor, i.APIVersion, drv)
+}
+
+func vendorName(id uint32) string {
+	switch id {
+	case 0x10DE:
+		return "NVIDIA"
+	case 0x1002, 0x1022:
+		return "AMD"
+	case 0x8086:
+		return "Intel"
+	case 0x106B:
+		return "Apple"
+	case 0x13B5:
+		return "ARM"
+	case 0x5143:
+		return "Qualcomm"
+	case 0x1010:
+		return "ImgTec"
+	case 0x14E4:
+		return "Broadcom"
+	case 0x10005:
+		return "Mesa"
+	}
+	return fmt.Sprintf("0x%04X", id)
+}
+
+func driverVersionString(vendor, v uint32) string {
+	switch vendor {
+	case 0x10DE: // NVIDIA: 10.8.8.6 bits
+		return fmt.Sprintf("%d.%d.%d", v>>22, v>>14&0xff, v>>6&0xff)
+	}
+	return Version(v).String()
+}
+
+func deviceExtensions(pd vkg.PhysicalDevice) map[string]bool {
+	var n uint32
+	if vkg.EnumerateDeviceExtensionProperties(pd, "", &n, nil) != vkg.Success {
+		return nil
+	}
+	props := make([]vkg.ExtensionProperties, n)
+	if vkg.EnumerateDeviceExtensionProperties(pd, "", &n, props) != vkg.Success {
+		return nil
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vkg.ToString(props[i].ExtensionName[:])] = true
+	}
+	return out
+}
+
+// physicalDevices lists the instance's devices that have a compute queue.
+func (in *instance) physicalDevices() ([]vkg.PhysicalDevice, []Info, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", Result(vkg.EnumeratePhysicalDevices(in.handle, &n, nil))); err != nil {
+		return nil, nil, err
+	}
+	pds := make([]vkg.PhysicalDevice, n)
+	if err := check("vkEnumeratePhysicalDevices", Result(vkg.EnumeratePhysicalDevices(in.handle, &n, pds))); err != nil {
+		return nil, nil, err
+	}
+	pds = pds[:n]
+	var outPD []vkg.PhysicalDevice
+	var infos []Info
+	for i, pd := range pds {
+		info, ok := in.describe(i, pd)
+		if !ok {
+			continue
+		}
+		outPD = append(outPD, pd)
+		infos = append(infos, info)
+	}
+	return outPD, infos, nil
+}
+
+// describe reads a physical device's properties; ok is false when it has
+// no compute queue.
+func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
+	var p vkg.PhysicalDeviceProperties
+	vkg.GetPhysicalDeviceProperties(pd, &p)
+	p.Deref()
+	p.Limits.Deref()
+	info := Info{
+		Index:         index,
+		Name:          vkg.ToString(p.DeviceName[:]),
+		Type:          DeviceType(p.DeviceType),
+		VendorID:      p.VendorID,
+		DeviceID:      p.DeviceID,
+		Vendor:        vendorName(p.VendorID),
+		DriverVersion: driverVersionString(p.VendorID, p.DriverVersion),
+		APIVersion:    Version(p.ApiVersion),
+	}
+	l := &p.Limits
+	info.Limits = Limits{
+		MaxStorageBufferRange:           uint64(l.MaxStorageBufferRange),
+		MinStorageBufferOffsetAlignment: uint64(l.MinStorageBufferOffsetAlignment),
+		MaxPushConstantsSize:            l.MaxPushConstantsSize,
+		MaxComputeWorkGroupCount:        l.MaxComputeWorkGroupCount,
+		MaxComputeWorkGroupSize:         l.MaxComputeWorkGroupSize,
+		MaxComputeWorkGroupInvocations:  l.MaxComputeWorkGroupInvocations,
+		MaxComputeSharedMemorySize:      l.MaxComputeSharedMemorySize,
+		MaxStorageBuffersPerStage:       l.MaxPerStageDescriptorStorageBuffers,
+		NonCoherentAtomSize:             uint64(l.NonCoherentAtomSize),
+		TimestampPeriod:                 l.TimestampPeriod,
+	}
+
+	var nq uint32
+	vkg.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
+	qs := make([]vkg.QueueFamilyProperties, nq)
+	vkg.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qs)
+	found := false
+	for i := range qs[:nq] {
+		qs[i].Deref()
+		if qs[i].QueueFlags&vkg.QueueFlags(vkg.QueueComputeBit) != 0 {
+			info.queueFamily = uint32(i)
+			info.timestampValidBits = qs[i].TimestampValidBits
+			found = true
+			break
+		}
+	}
+	if !found {
+		return info, false
+	}
+	info.Limits.TimestampsSupported = info.timestampValidBits > 0 && info.Limits.TimestampPeriod > 0
+
+	exts := deviceExtensions(pd)
+	info.portabilitySubset = exts["VK_KHR_portability_subset"]
+	info.hasDriverProps = info.APIVersion >= Version(vkg.MakeVersion(1, 2, 0)) || exts["VK_KHR_driver_properties"]
+	if info.APIVersion >= Version(vkg.MakeVersion(1, 1, 0)) || exts["VK_KHR_get_physical_device_properties2"] {
+		var p2 C.vkmps_props2
+		C.vkmps_get_props2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), boolInt(info.hasDriverProps), &p2)
+		if p2.ok != 0 {
+			info.Limits.SubgroupSize = uint32(p2.subgroup_size)
+			info.Limits.MaxMemoryAllocationSize = uint64(p2.max_memory_allocation_size)
+			if p2.has_driver != 0 {
+				info.DriverName = C.GoString(&p2.driver_name[0])
+				info.DriverInfo = C.GoString(&p2.driver_info[0])
+			}
+		}
+	}
+
+	var mp vkg.PhysicalDeviceMemoryProperties
+	vkg.GetPhysicalDeviceMemoryProperties(pd, &mp)
+	mp.Deref()
+	for i := uint32(0); i < mp.MemoryHeapCount; i++ {
+		mp.MemoryHeaps[i].Deref()
+	}
+	for i := uint32(0); i < mp.MemoryTypeCount; i++ {
+		mp.MemoryTypes[i].Deref()
+		t := mp.MemoryTypes[i]
+		h := mp.MemoryHeaps[t.HeapIndex]
+		if t.PropertyFlags&vkg.MemoryPropertyFlags(vkg.MemoryPropertyDeviceLocalBit) == 0 {
+			continue
+		}
+		if uint64(h.Size) > info.Limits.DeviceLocalBytes {
+			info.Limits.DeviceLocalBytes = uint64(h.Size)
+		}
+	}
+	info.Limits.UnifiedMemory = info.Type != DeviceDiscreteGPU && hostVisibleDeviceLocal(&mp)
+	return info, true
+}
+
+func hostVisibleDeviceLocal(mp *vkg.PhysicalDeviceMemoryProperties) bool {
+	want := vkg.MemoryPropertyFlags(vkg.MemoryPropertyDeviceLocalBit | vkg.MemoryPropertyHostVisibleBit | vkg.MemoryPropertyHostCoherentBit)
+	for i := uint32(0); i < mp.MemoryTypeCount; i++ {
+		if mp.MemoryTypes[i].PropertyFlags&want == want {
+			return true
+		}
+	}
+	return false
+}
+
+// Devices lists every Vulkan device with a compute queue. It creates and
+// destroys an instance of its own.
+func Devices() ([]Info, error) {
+	in, err := newInstance(validationOff)
+	if err != nil {
+		return nil, err
+	}
+	defer in.destroy()
+	_, infos, err := in.physicalDevices()
+	return infos, err
+}
+
+// Choose returns the position in infos of the device that selector names:
+// a decimal index (matching Info.Index) or a case-insensitive part of the
+// name. An empty selector picks the default: discrete > integrated >
+// virtual > CPU > other, the first of a kind.
+func Choose(infos []Info, selector string) (int, error) {
+	if len(infos) == 0 {
+		return -1, ErrNoDevice
+	}
+	selector = strings.TrimSpace(selector)
+	if selector == "" {
+		best := 0
+		for i, d := range infos {
+			if d.Type.preference() > infos[best].Type.preference() {
+				best = i
+			}
+		}
+		return best, nil
+	}
+	if idx, err := strconv.Atoi(selector); err == nil {
+		for i, d := range infos {
+			if d.Index == idx {
+				return i, nil
+			}
+		}
+		return -1, fmt.Errorf("%w: no device with index %d (have %s)", ErrNoDevice, idx, listNames(infos))
+	}
+	low := strings.ToLower(selector)
+	for i, d := range infos {
+		if strings.Contains(strings.ToLower(d.Name), low) {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("%w: no device named like %q (have %s)", ErrNoDevice, selector, listNames(infos))
+}
+
+func listNames(infos []Info) string {
+	var parts []string
+	for _, d := range infos {
+		parts = append(parts, fmt.Sprintf("%d %q", d.Index, d.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// selectorFromEnv returns opts' selector, else $VKMPS_DEVICE.
+func selectorFromEnv(s string) string {
+	if s != "" {
+		return s
+	}
+	return os.Getenv("VKMPS_DEVICE")
+}

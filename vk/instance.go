@@ -1,0 +1,277 @@
+package vk
+
+/*
+#include <stdlib.h>
+#include "vkmps.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	vkg "github.com/vulkan-go/vulkan"
+)
+
+// Severity of a validation message.
+type Severity int
+
+const (
+	SeverityWarning Severity = iota
+	SeverityError
+)
+
+func (s Severity) String() string {
+	if s == SeverityError {
+		return "error"
+	}
+	return "warning"
+}
+
+// Message is one message from the validation layer (VK_EXT_debug_utils).
+type Message struct {
+	Severity Severity
+	Type     string // "validation", "performance" or "general"
+	ID       string // message ID name, e.g. "SYNC-HAZARD-READ-AFTER-WRITE"
+	Text     string
+}
+
+func (m Message) String() string {
+	return fmt.Sprintf("%s %s [%s] %s", m.Type, m.Severity, m.ID, m.Text)
+}
+
+// validationMode is what VKMPS_VALIDATION or Options ask for.
+type validationMode int
+
+const (
+	validationOff validationMode = iota
+	validationCore
+	validationSync // core plus synchronization validation
+)
+
+// validationFromEnv reads VKMPS_VALIDATION: "1", "sync" or "true" turn on
+// the validation layer with synchronization validation; "core" turns on the
+// layer alone; "", "0" and "false" leave it off.
+func validationFromEnv() validationMode {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("VKMPS_VALIDATION"))) {
+	case "1", "sync", "true", "on", "yes":
+		return validationSync
+	case "core":
+		return validationCore
+	}
+	return validationOff
+}
+
+const validationLayer = "VK_LAYER_KHRONOS_validation"
+
+// instance owns a VkInstance and, with validation, its messenger and the
+// messages it collected.
+type instance struct {
+	handle      vkg.Instance
+	apiVersion  uint32
+	validation  validationMode
+	messenger   C.VkDebugUtilsMessengerEXT
+	token       uintptr
+	portability bool
+
+	mu       sync.Mutex
+	messages []Message
+}
+
+// instances maps messenger tokens to instances for the C callback.
+var instances struct {
+	mu   sync.Mutex
+	next uintptr
+	m    map[uintptr]*instance
+}
+
+//export vkmpsDebugMessage
+func vkmpsDebugMessage(token C.uintptr_t, severity C.int, typ C.int, id *C.char, msg *C.char) {
+	instances.mu.Lock()
+	in := instances.m[uintptr(token)]
+	instances.mu.Unlock()
+	if in == nil {
+		return
+	}
+	m := Message{Severity: SeverityWarning, Type: "general", ID: C.GoString(id), Text: C.GoString(msg)}
+	if severity&C.VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT != 0 {
+		m.Severity = SeverityError
+	}
+	switch {
+	case typ&C.VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT != 0:
+		m.Type = "validation"
+	case typ&C.VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT != 0:
+		m.Type = "performance"
+	}
+	in.mu.Lock()
+	if len(in.messages) < 1000 {
+		in.messages = append(in.messages, m)
+	}
+	in.mu.Unlock()
+}
+
+func instanceExtensions() (map[string]bool, error) {
+	var n uint32
+	if err := check("vkEnumerateInstanceExtensionProperties", Result(vkg.EnumerateInstanceExtensionProperties("", &n, nil))); err != nil {
+		return nil, err
+	}
+	props := make([]vkg.ExtensionProperties, n)
+	if err := check("vkEnumerateInstanceExtensionProperties", Result(vkg.EnumerateInstanceExtensionProperties("", &n, props))); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vkg.ToString(props[i].ExtensionName[:])] = true
+	}
+	return out, nil
+}
+
+func instanceLayers() (map[string]bool, error) {
+	var n uint32
+	if err := check("vkEnumerateInstanceLayerProperties", Result(vkg.EnumerateInstanceLayerProperties(&n, nil))); err != nil {
+		return nil, err
+	}
+	props := make([]vkg.LayerProperties, n)
+	if err := check("vkEnumerateInstanceLayerProperties", Result(vkg.EnumerateInstanceLayerProperties(&n, props))); err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, n)
+	for i := range props[:n] {
+		props[i].Deref()
+		out[vkg.ToString(props[i].LayerName[:])] = true
+	}
+	return out, nil
+}
+
+// newInstance creates a Vulkan 1.1 instance (1.0 where the loader is
+// older), with portability enumeration when the loader offers it
+// (MoltenVK) and the validation layer when asked.
+func newInstance(mode validationMode) (*instance, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	exts, err := instanceExtensions()
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{validation: mode, apiVersion: vkg.MakeVersion(1, 0, 0)}
+	if v := uint32(C.vkmps_instance_version()); v >= vkg.MakeVersion(1, 1, 0) {
+		in.apiVersion = vkg.MakeVersion(1, 1, 0)
+	}
+	var enable []string
+	var flags vkg.InstanceCreateFlags
+	if exts["VK_KHR_portability_enumeration"] {
+		// Named in Vulkan 1.3.216; the pinned 1.1.88 headers lack it.
+		enable = append(enable, "VK_KHR_portability_enumeration\x00")
+		flags |= 0x1 // VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR
+		in.portability = true
+	}
+	if in.apiVersion < vkg.MakeVersion(1, 1, 0) && exts["VK_KHR_get_physical_device_properties2"] {
+		enable = append(enable, "VK_KHR_get_physical_device_properties2\x00")
+	}
+	var layers []string
+	var pnext unsafe.Pointer
+	if mode != validationOff {
+		have, err := instanceLayers()
+		if err != nil {
+			return nil, err
+		}
+		if !have[validationLayer] {
+			return nil, fmt.Errorf("%w: validation asked for but %s is not installed (Debian: apt-get install vulkan-validationlayers; elsewhere: the Vulkan SDK)", ErrUnsupported, validationLayer)
+		}
+		if !exts["VK_EXT_debug_utils"] {
+			return nil, fmt.Errorf("%w: validation needs the VK_EXT_debug_utils instance extension", ErrUnsupported)
+		}
+		layers = append(layers, validationLayer+"\x00")
+		enable = append(enable, "VK_EXT_debug_utils\x00")
+		pnext = C.vkmps_validation_features(boolInt(mode == validationSync))
+		if pnext == nil {
+			return nil, ErrOutOfHostMemory
+		}
+		defer C.free(pnext)
+	}
+	app := vkg.ApplicationInfo{
+		SType:            vkg.StructureTypeApplicationInfo,
+		PApplicationName: "vkmps\x00",
+		PEngineName:      "vkmps\x00",
+		ApiVersion:       in.apiVersion,
+	}
+	ci := vkg.InstanceCreateInfo{
+		SType:                   vkg.StructureTypeInstanceCreateInfo,
+		PNext:                   pnext,
+		Flags:                   flags,
+		PApplicationInfo:        &app,
+		EnabledLayerCount:       uint32(len(layers)),
+		PpEnabledLayerNames:     layers,
+		EnabledExtensionCount:   uint32(len(enable)),
+		PpEnabledExtensionNames: enable,
+	}
+	var h vkg.Instance
+	r := vkg.CreateInstance(&ci, nil, &h)
+	ci.Free()
+	app.Free()
+	if err := check("vkCreateInstance", Result(r)); err != nil {
+		if Result(r) == ErrorIncompatibleDriver {
+			return nil, fmt.Errorf("%w (%v)", ErrNoDevice, err)
+		}
+		return nil, err
+	}
+	in.handle = h
+	if err := vkg.InitInstance(h); err != nil {
+		vkg.DestroyInstance(h, nil)
+		return nil, fmt.Errorf("%w: %v", ErrInitializationFailed, err)
+	}
+	if mode != validationOff {
+		instances.mu.Lock()
+		if instances.m == nil {
+			instances.m = make(map[uintptr]*instance)
+		}
+		instances.next++
+		in.token = instances.next
+		instances.m[in.token] = in
+		instances.mu.Unlock()
+		if err := check("vkCreateDebugUtilsMessengerEXT", Result(C.vkmps_create_messenger(in.cHandle(), C.uintptr_t(in.token), &in.messenger))); err != nil {
+			in.destroy()
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *instance) cHandle() C.VkInstance { return C.VkInstance(unsafe.Pointer(in.handle)) }
+
+func (in *instance) destroy() {
+	if in.messenger != nil {
+		C.vkmps_destroy_messenger(in.cHandle(), in.messenger)
+		in.messenger = nil
+	}
+	if in.token != 0 {
+		instances.mu.Lock()
+		delete(instances.m, in.token)
+		instances.mu.Unlock()
+	}
+	if in.handle != nil {
+		vkg.DestroyInstance(in.handle, nil)
+		in.handle = nil
+	}
+}
+
+// takeMessages returns the messages collected so far and clears them.
+func (in *instance) takeMessages() []Message {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m := in.messages
+	in.messages = nil
+	return m
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

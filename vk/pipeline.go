@@ -1,0 +1,246 @@
+package vk
+
+/*
+#include <stdlib.h>
+#include "vkmps.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	vkg "github.com/vulkan-go/vulkan"
+
+	"github.com/vkmps/vkmps/spirv"
+)
+
+// Pipeline is a compute pipeline: a shader with its specialization
+// constants fixed. Pipelines belong to their Device, which caches them by
+// shader and constants and destroys them when it closes.
+type Pipeline struct {
+	dev       *Device
+	shader    *spirv.Shader
+	spec      []uint32
+	handle    vkg.Pipeline
+	layout    *layout
+	localSize [3]uint32
+	writes    []bool // per binding: the shader may write it
+}
+
+type layout struct {
+	setLayout  vkg.DescriptorSetLayout
+	pipeLayout vkg.PipelineLayout
+	nbind      int
+	push       uint32
+}
+
+// Shader returns the pipeline's shader.
+func (p *Pipeline) Shader() *spirv.Shader { return p.shader }
+
+// LocalSize returns the workgroup size the pipeline was built with.
+func (p *Pipeline) LocalSize() [3]uint32 { return p.localSize }
+
+// Spec returns the specialization constant values, indexed by ID.
+func (p *Pipeline) Spec() []uint32 { return append([]uint32(nil), p.spec...) }
+
+func (p *Pipeline) cHandle() C.VkPipeline { return C.VkPipeline(unsafe.Pointer(p.handle)) }
+
+// Pipeline returns the compute pipeline for sh with specialization
+// constants spec, indexed by constant ID (sh.Spec); constants not given
+// keep their declared defaults. Results are cached per device.
+func (d *Device) Pipeline(sh *spirv.Shader, spec ...uint32) (*Pipeline, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if sh == nil {
+		return nil, invalidf("nil shader")
+	}
+	if len(spec) > len(sh.Spec) {
+		return nil, invalidf("shader %s has %d specialization constants, %d given", sh.Name, len(sh.Spec), len(spec))
+	}
+	values := make([]uint32, len(sh.Spec))
+	for i, c := range sh.Spec {
+		values[i] = c.Default
+		if i < len(spec) {
+			values[i] = spec[i]
+		}
+	}
+	var key strings.Builder
+	key.WriteString(sh.Name)
+	for _, v := range values {
+		key.WriteByte('/')
+		key.WriteString(strconv.FormatUint(uint64(v), 10))
+	}
+	d.pipeMu.Lock()
+	defer d.pipeMu.Unlock()
+	if p, ok := d.pipelines[key.String()]; ok {
+		return p, nil
+	}
+	p, err := d.newPipeline(sh, values)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %s: %w", key.String(), err)
+	}
+	d.pipelines[key.String()] = p
+	return p, nil
+}
+
+func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, error) {
+	lim := d.info.Limits
+	local := sh.LocalSize
+	for axis, id := range sh.LocalSizeSpec {
+		if id >= 0 {
+			local[axis] = values[id]
+		}
+	}
+	inv := uint64(1)
+	for axis, n := range local {
+		if n == 0 || n > lim.MaxComputeWorkGroupSize[axis] {
+			return nil, invalidf("workgroup size %v exceeds the device's %v", local, lim.MaxComputeWorkGroupSize)
+		}
+		inv *= uint64(n)
+	}
+	if inv > uint64(lim.MaxComputeWorkGroupInvocations) {
+		return nil, invalidf("workgroup of %d invocations exceeds the device's %d", inv, lim.MaxComputeWorkGroupInvocations)
+	}
+	l, err := d.layoutFor(sh)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := d.moduleFor(sh)
+	if err != nil {
+		return nil, err
+	}
+	var data unsafe.Pointer
+	entries := make([]vkg.SpecializationMapEntry, len(values))
+	if len(values) > 0 {
+		data = C.malloc(C.size_t(4 * len(values)))
+		defer C.free(data)
+		words := unsafe.Slice((*uint32)(data), len(values))
+		for i, v := range values {
+			words[i] = v
+			entries[i] = vkg.SpecializationMapEntry{ConstantID: sh.Spec[i].ID, Offset: uint32(4 * i), Size: 4}
+		}
+	}
+	var specInfo []vkg.SpecializationInfo
+	if len(values) > 0 {
+		specInfo = []vkg.SpecializationInfo{{
+			MapEntryCount: uint32(len(values)),
+			PMapEntries:   entries,
+			DataSize:      uint(4 * len(values)),
+			PData:         data,
+		}}
+	}
+	ci := []vkg.ComputePipelineCreateInfo{{
+		SType: vkg.StructureTypeComputePipelineCreateInfo,
+		Stage: vkg.PipelineShaderStageCreateInfo{
+			SType:               vkg.StructureTypePipelineShaderStageCreateInfo,
+			Stage:               vkg.ShaderStageComputeBit,
+			Module:              mod,
+			PName:               "main\x00",
+			PSpecializationInfo: specInfo,
+		},
+		Layout:            l.pipeLayout,
+		BasePipelineIndex: -1,
+	}}
+	handles := make([]vkg.Pipeline, 1)
+	r := vkg.CreateComputePipelines(d.handle, d.pipeCache, 1, ci, nil, handles)
+	ci[0].Free()
+	ci[0].Stage.Free()
+	for i := range specInfo {
+		specInfo[i].Free()
+	}
+	if err := check("vkCreateComputePipelines", Result(r)); err != nil {
+		return nil, d.noteResult(err)
+	}
+	p := &Pipeline{dev: d, shader: sh, spec: values, handle: handles[0], layout: l, localSize: local}
+	for _, b := range sh.Bindings {
+		p.writes = append(p.writes, b.Access.Writes())
+	}
+	return p, nil
+}
+
+// layoutFor returns the descriptor-set and pipeline layouts of sh; the
+// caller holds pipeMu.
+func (d *Device) layoutFor(sh *spirv.Shader) (*layout, error) {
+	if l, ok := d.layouts[sh]; ok {
+		return l, nil
+	}
+	if len(sh.Bindings) > C.VKMPS_MAX_BINDINGS {
+		return nil, invalidf("shader %s has %d bindings; at most %d are supported", sh.Name, len(sh.Bindings), C.VKMPS_MAX_BINDINGS)
+	}
+	if uint64(len(sh.Bindings)) > uint64(d.info.Limits.MaxStorageBuffersPerStage) {
+		return nil, fmt.Errorf("%w: shader %s needs %d storage buffers, the device allows %d", ErrUnsupported, sh.Name, len(sh.Bindings), d.info.Limits.MaxStorageBuffersPerStage)
+	}
+	if sh.PushConstantSize > C.VKMPS_MAX_PUSH || sh.PushConstantSize > d.info.Limits.MaxPushConstantsSize {
+		return nil, fmt.Errorf("%w: shader %s has %d bytes of push constants, the device allows %d", ErrUnsupported, sh.Name, sh.PushConstantSize, d.info.Limits.MaxPushConstantsSize)
+	}
+	bindings := make([]vkg.DescriptorSetLayoutBinding, len(sh.Bindings))
+	for i, b := range sh.Bindings {
+		bindings[i] = vkg.DescriptorSetLayoutBinding{
+			Binding:         b.Binding,
+			DescriptorType:  vkg.DescriptorTypeStorageBuffer,
+			DescriptorCount: 1,
+			StageFlags:      vkg.ShaderStageFlags(vkg.ShaderStageComputeBit),
+		}
+	}
+	dci := vkg.DescriptorSetLayoutCreateInfo{
+		SType:        vkg.StructureTypeDescriptorSetLayoutCreateInfo,
+		BindingCount: uint32(len(bindings)),
+		PBindings:    bindings,
+	}
+	var sl vkg.DescriptorSetLayout
+	r := vkg.CreateDescriptorSetLayout(d.handle, &dci, nil, &sl)
+	dci.Free()
+	if err := check("vkCreateDescriptorSetLayout", Result(r)); err != nil {
+		return nil, err
+	}
+	pci := vkg.PipelineLayoutCreateInfo{
+		SType:          vkg.StructureTypePipelineLayoutCreateInfo,
+		SetLayoutCount: 1,
+		PSetLayouts:    []vkg.DescriptorSetLayout{sl},
+	}
+	if sh.PushConstantSize > 0 {
+		pci.PushConstantRangeCount = 1
+		pci.PPushConstantRanges = []vkg.PushConstantRange{{
+			StageFlags: vkg.ShaderStageFlags(vkg.ShaderStageComputeBit),
+			Size:       sh.PushConstantSize,
+		}}
+	}
+	var pl vkg.PipelineLayout
+	r = vkg.CreatePipelineLayout(d.handle, &pci, nil, &pl)
+	pci.Free()
+	if err := check("vkCreatePipelineLayout", Result(r)); err != nil {
+		vkg.DestroyDescriptorSetLayout(d.handle, sl, nil)
+		return nil, err
+	}
+	l := &layout{setLayout: sl, pipeLayout: pl, nbind: len(bindings), push: sh.PushConstantSize}
+	d.layouts[sh] = l
+	return l, nil
+}
+
+// moduleFor returns the shader module of sh; the caller holds pipeMu.
+func (d *Device) moduleFor(sh *spirv.Shader) (vkg.ShaderModule, error) {
+	if m, ok := d.modules[sh]; ok {
+		return m, nil
+	}
+	code, err := sh.Code()
+	if err != nil {
+		return nil, err
+	}
+	ci := vkg.ShaderModuleCreateInfo{
+		SType:    vkg.StructureTypeShaderModuleCreateInfo,
+		CodeSize: uint(4 * len(code)),
+		PCode:    code,
+	}
+	var m vkg.ShaderModule
+	r := vkg.CreateShaderModule(d.handle, &ci, nil, &m)
+	ci.Free()
+	if err := check("vkCreateShaderModule", Result(r)); err != nil {
+		return nil, err
+	}
+	d.modules[sh] = m
+	return m, nil
+}

@@ -1,0 +1,222 @@
+#include "vkmps.h"
+#include "loader.h"
+#include <stdlib.h>
+#include <string.h>
+
+static PFN_vkGetInstanceProcAddr gipa(void) { return (PFN_vkGetInstanceProcAddr)vkmps_gipa; }
+
+int vkmps_fns_init(vkmps_fns* f, VkInstance inst, VkDevice dev) {
+	memset(f, 0, sizeof(*f));
+	f->device = dev;
+	PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa()(inst, "vkGetDeviceProcAddr");
+	if (gdpa == NULL) return 0;
+#define LOAD(name) f->name = (PFN_vk##name)gdpa(dev, "vk" #name); if (f->name == NULL) return 0;
+	LOAD(AllocateDescriptorSets)
+	LOAD(UpdateDescriptorSets)
+	LOAD(ResetDescriptorPool)
+	LOAD(CmdBindPipeline)
+	LOAD(CmdBindDescriptorSets)
+	LOAD(CmdPushConstants)
+	LOAD(CmdDispatch)
+	LOAD(CmdPipelineBarrier)
+	LOAD(CmdCopyBuffer)
+	LOAD(CmdFillBuffer)
+	LOAD(CmdWriteTimestamp)
+	LOAD(CmdResetQueryPool)
+	LOAD(BeginCommandBuffer)
+	LOAD(EndCommandBuffer)
+	LOAD(ResetCommandPool)
+	LOAD(QueueSubmit)
+	LOAD(WaitForFences)
+	LOAD(ResetFences)
+	LOAD(GetFenceStatus)
+	LOAD(GetQueryPoolResults)
+#undef LOAD
+	return 1;
+}
+
+static const VkPipelineStageFlags kStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+static const VkAccessFlags kWrites = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+static const VkAccessFlags kAll = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+void vkmps_barrier(const vkmps_fns* f, VkCommandBuffer cmd, int kind) {
+	VkMemoryBarrier b = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, kWrites, kAll};
+	VkPipelineStageFlags src = kStages, dst = kStages;
+	if (kind == 1) {
+		src |= VK_PIPELINE_STAGE_HOST_BIT;
+		b.srcAccessMask |= VK_ACCESS_HOST_WRITE_BIT;
+	} else if (kind == 2) {
+		dst = VK_PIPELINE_STAGE_HOST_BIT;
+		b.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+	}
+	f->CmdPipelineBarrier(cmd, src, dst, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+VkResult vkmps_record_dispatch(const vkmps_fns* f, const vkmps_dispatch* a) {
+	VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, a->pool, 1, &a->set_layout};
+	VkDescriptorSet set = VK_NULL_HANDLE;
+	VkResult r = f->AllocateDescriptorSets(f->device, &ai, &set);
+	if (r != VK_SUCCESS) return r;
+	VkDescriptorBufferInfo infos[VKMPS_MAX_BINDINGS];
+	VkWriteDescriptorSet writes[VKMPS_MAX_BINDINGS];
+	for (uint32_t i = 0; i < a->nbind; i++) {
+		infos[i].buffer = a->buffers[i];
+		infos[i].offset = a->offsets[i];
+		infos[i].range = a->ranges[i];
+		VkWriteDescriptorSet w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, set, i, 0, 1,
+		                          VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, NULL, &infos[i], NULL};
+		writes[i] = w;
+	}
+	if (a->nbind > 0) f->UpdateDescriptorSets(f->device, a->nbind, writes, 0, NULL);
+	if (a->barrier) vkmps_barrier(f, a->cmd, 0);
+	if (a->bind_pipe) f->CmdBindPipeline(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->pipeline);
+	f->CmdBindDescriptorSets(a->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, a->layout, 0, 1, &set, 0, NULL);
+	if (a->push_size > 0) f->CmdPushConstants(a->cmd, a->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, a->push_size, a->push);
+	f->CmdDispatch(a->cmd, a->groups[0], a->groups[1], a->groups[2]);
+	return VK_SUCCESS;
+}
+
+void vkmps_copy(const vkmps_fns* f, VkCommandBuffer cmd, VkBuffer src, uint64_t src_off, VkBuffer dst, uint64_t dst_off, uint64_t size) {
+	VkBufferCopy c = {src_off, dst_off, size};
+	f->CmdCopyBuffer(cmd, src, dst, 1, &c);
+}
+
+void vkmps_fill(const vkmps_fns* f, VkCommandBuffer cmd, VkBuffer dst, uint64_t off, uint64_t size, uint32_t value) {
+	f->CmdFillBuffer(cmd, dst, off, size, value);
+}
+
+VkResult vkmps_begin(const vkmps_fns* f, VkCommandBuffer cmd, int reusable) {
+	VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+	                               reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+	return f->BeginCommandBuffer(cmd, &bi);
+}
+
+VkResult vkmps_end(const vkmps_fns* f, VkCommandBuffer cmd) { return f->EndCommandBuffer(cmd); }
+
+VkResult vkmps_submit(const vkmps_fns* f, VkQueue q, VkCommandBuffer cmd, VkFence fence) {
+	VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cmd, 0, NULL};
+	return f->QueueSubmit(q, 1, &si, fence);
+}
+
+VkResult vkmps_wait_fence(const vkmps_fns* f, VkFence fence, uint64_t timeout_ns) {
+	if (timeout_ns == 0) return f->GetFenceStatus(f->device, fence);
+	return f->WaitForFences(f->device, 1, &fence, VK_TRUE, timeout_ns);
+}
+
+VkResult vkmps_reset_fence(const vkmps_fns* f, VkFence fence) { return f->ResetFences(f->device, 1, &fence); }
+
+void vkmps_timestamp(const vkmps_fns* f, VkCommandBuffer cmd, VkQueryPool qp, uint32_t query, int end) {
+	f->CmdWriteTimestamp(cmd, end ? VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, query);
+}
+
+void vkmps_reset_queries(const vkmps_fns* f, VkCommandBuffer cmd, VkQueryPool qp, uint32_t first, uint32_t count) {
+	f->CmdResetQueryPool(cmd, qp, first, count);
+}
+
+VkResult vkmps_query_results(const vkmps_fns* f, VkQueryPool qp, uint32_t first, uint32_t count, uint64_t* out) {
+	return f->GetQueryPoolResults(f->device, qp, first, count, count * sizeof(uint64_t), out, sizeof(uint64_t),
+	                              VK_QUERY_RESULT_64_BIT);
+}
+
+void vkmps_get_props2(VkInstance inst, VkPhysicalDevice pd, int has_driver_props, vkmps_props2* out) {
+	memset(out, 0, sizeof(*out));
+	PFN_vkGetPhysicalDeviceProperties2 get =
+	    (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2");
+	if (get == NULL) get = (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2KHR");
+	if (get == NULL) return;
+	VkPhysicalDeviceDriverPropertiesKHR drv;
+	memset(&drv, 0, sizeof(drv));
+	drv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES_KHR;
+	VkPhysicalDeviceMaintenance3Properties m3;
+	memset(&m3, 0, sizeof(m3));
+	m3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+	m3.pNext = has_driver_props ? (void*)&drv : NULL;
+	VkPhysicalDeviceSubgroupProperties sg;
+	memset(&sg, 0, sizeof(sg));
+	sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+	sg.pNext = &m3;
+	VkPhysicalDeviceProperties2 p2;
+	memset(&p2, 0, sizeof(p2));
+	p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	p2.pNext = &sg;
+	get(pd, &p2);
+	out->ok = 1;
+	out->subgroup_size = sg.subgroupSize;
+	out->subgroup_stages = sg.supportedStages;
+	out->subgroup_ops = sg.supportedOperations;
+	out->max_memory_allocation_size = m3.maxMemoryAllocationSize;
+	out->max_per_set_descriptors = m3.maxPerSetDescriptors;
+	if (has_driver_props) {
+		out->has_driver = 1;
+		out->driver_id = drv.driverID;
+		memcpy(out->driver_name, drv.driverName, sizeof(out->driver_name));
+		memcpy(out->driver_info, drv.driverInfo, sizeof(out->driver_info));
+		out->driver_name[255] = 0;
+		out->driver_info[255] = 0;
+	}
+}
+
+extern void vkmpsDebugMessage(uintptr_t token, int severity, int type, char* id, char* msg);
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
+                                               VkDebugUtilsMessageTypeFlagsEXT type,
+                                               const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+	vkmpsDebugMessage((uintptr_t)user, (int)sev, (int)type, (char*)(data->pMessageIdName ? data->pMessageIdName : ""),
+	                  (char*)(data->pMessage ? data->pMessage : ""));
+	return VK_FALSE;
+}
+
+VkResult vkmps_create_messenger(VkInstance inst, uintptr_t token, VkDebugUtilsMessengerEXT* out) {
+	PFN_vkCreateDebugUtilsMessengerEXT create =
+	    (PFN_vkCreateDebugUtilsMessengerEXT)gipa()(inst, "vkCreateDebugUtilsMessengerEXT");
+	if (create == NULL) return VK_ERROR_EXTENSION_NOT_PRESENT;
+	VkDebugUtilsMessengerCreateInfoEXT ci;
+	memset(&ci, 0, sizeof(ci));
+	ci.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+	ci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+	ci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+	                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+	ci.pfnUserCallback = debug_cb;
+	ci.pUserData = (void*)token;
+	return create(inst, &ci, NULL, out);
+}
+
+void vkmps_destroy_messenger(VkInstance inst, VkDebugUtilsMessengerEXT m) {
+	PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+	    (PFN_vkDestroyDebugUtilsMessengerEXT)gipa()(inst, "vkDestroyDebugUtilsMessengerEXT");
+	if (destroy != NULL) destroy(inst, m, NULL);
+}
+
+// VkValidationFeaturesEXT postdates the 1.1.88 headers; laid out by hand.
+typedef struct {
+	int32_t sType;
+	const void* pNext;
+	uint32_t enabledCount;
+	const int32_t* pEnabled;
+	uint32_t disabledCount;
+	const int32_t* pDisabled;
+} vkmps_validation_features_t;
+
+void* vkmps_validation_features(int sync) {
+	// One allocation holds the struct and its array.
+	struct both {
+		vkmps_validation_features_t f;
+		int32_t enabled[1];
+	};
+	struct both* b = (struct both*)calloc(1, sizeof(struct both));
+	if (b == NULL) return NULL;
+	b->f.sType = 1000247000; // VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT
+	b->enabled[0] = 4;        // VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+	b->f.enabledCount = sync ? 1 : 0;
+	b->f.pEnabled = b->enabled;
+	return b;
+}
+
+uint32_t vkmps_instance_version(void) {
+	PFN_vkEnumerateInstanceVersion f = (PFN_vkEnumerateInstanceVersion)gipa()(NULL, "vkEnumerateInstanceVersion");
+	if (f == NULL) return VK_API_VERSION_1_0;
+	uint32_t v = VK_API_VERSION_1_0;
+	if (f(&v) != VK_SUCCESS) return VK_API_VERSION_1_0;
+	return v;
+}

@@ -1,0 +1,50 @@
+// Package vktest opens Vulkan devices for tests: validation as the
+// environment asks ($VKMPS_VALIDATION), a clean skip when the machine has
+// no Vulkan device (a failure instead when $VKMPS_REQUIRE_DEVICE=1, as
+// `make test` sets), and a cleanup that fails the test on any validation
+// message or any object left open.
+package vktest
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/vkmps/vkmps/vk"
+)
+
+// Open opens a device for t with opts and registers its checks and Close
+// with t.Cleanup.
+func Open(t testing.TB, opts ...vk.Options) *vk.Device {
+	t.Helper()
+	var o vk.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	d, err := vk.Open(o)
+	if err != nil {
+		if (errors.Is(err, vk.ErrNoLoader) || errors.Is(err, vk.ErrNoDevice)) && os.Getenv("VKMPS_REQUIRE_DEVICE") != "1" {
+			t.Skipf("no Vulkan device: %v", err)
+		}
+		t.Fatalf("vk.Open: %v", err)
+	}
+	t.Cleanup(func() { Check(t, d); d.Close(); CheckMessages(t, d) })
+	return d
+}
+
+// Check fails t if d has objects still open or validation messages.
+func Check(t testing.TB, d *vk.Device) {
+	t.Helper()
+	if s := d.LiveSummary(); s != "" {
+		t.Errorf("objects still open on %s: %s", d.Info().Name, s)
+	}
+	CheckMessages(t, d)
+}
+
+// CheckMessages fails t for each validation message d collected.
+func CheckMessages(t testing.TB, d *vk.Device) {
+	t.Helper()
+	for _, m := range d.ValidationMessages() {
+		t.Errorf("validation: %s", m)
+	}
+}
