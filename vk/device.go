@@ -195,6 +195,9 @@ func (d *Device) cHandle() C.VkDevice { return C.VkDevice(unsafe.Pointer(d.handl
 
 func (d *Device) cQueue() C.VkQueue { return C.VkQueue(unsafe.Pointer(d.queue)) }
 
+// Closed reports whether Close has been called.
+func (d *Device) Closed() bool { return d.closed.Load() }
+
 // Info describes the device.
 func (d *Device) Info() Info { return d.info }
 

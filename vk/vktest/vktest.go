@@ -6,9 +6,11 @@
 package vktest
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/vkmps/vkmps/vk"
 )
@@ -32,9 +34,20 @@ func Open(t testing.TB, opts ...vk.Options) *vk.Device {
 	return d
 }
 
-// Check fails t if d has objects still open or validation messages.
+// Check fails t if d has objects still open or validation messages. It
+// first waits for submitted work, since objects closed while the GPU still
+// uses them are released when that work finishes.
 func Check(t testing.TB, d *vk.Device) {
 	t.Helper()
+	if d.Closed() {
+		CheckMessages(t, d)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := d.WaitIdle(ctx); err != nil {
+		t.Errorf("waiting for %s to go idle: %v", d.Info().Name, err)
+	}
 	if s := d.LiveSummary(); s != "" {
 		t.Errorf("objects still open on %s: %s", d.Info().Name, s)
 	}
