@@ -18,4 +18,71 @@ var Copy = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-var all = []*Shader{Copy}
+// PoolingAverage is glsl/pooling_average.comp.
+var PoolingAverage = &Shader{
+	Name: "pooling_average",
+	file: "pooling_average.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 80,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2norm is glsl/pooling_l2norm.comp.
+var PoolingL2norm = &Shader{
+	Name: "pooling_l2norm",
+	file: "pooling_l2norm.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 80,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMax is glsl/pooling_max.comp.
+var PoolingMax = &Shader{
+	Name: "pooling_max",
+	file: "pooling_max.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 80,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+var all = []*Shader{Copy, PoolingAverage, PoolingL2norm, PoolingMax}

@@ -183,7 +183,7 @@ func (b *Buffer) Write(ctx context.Context, off uint64, data []byte) error {
 	if p := b.mem.block.mapped; p != nil {
 		dst := unsafe.Slice((*byte)(unsafe.Add(p, b.mem.off+off)), len(data))
 		copy(dst, data)
-		return b.flush(off, uint64(len(data)))
+		return b.syncMapped(off, uint64(len(data)), false)
 	}
 	return b.dev.staging.upload(ctx, b, off, data)
 }
@@ -204,7 +204,7 @@ func (b *Buffer) Read(ctx context.Context, off uint64, dst []byte) error {
 		return err
 	}
 	if p := b.mem.block.mapped; p != nil {
-		if err := b.invalidate(off, uint64(len(dst))); err != nil {
+		if err := b.syncMapped(off, uint64(len(dst)), true); err != nil {
 			return err
 		}
 		copy(dst, unsafe.Slice((*byte)(unsafe.Add(p, b.mem.off+off)), len(dst)))
@@ -213,8 +213,12 @@ func (b *Buffer) Read(ctx context.Context, off uint64, dst []byte) error {
 	return b.dev.staging.download(ctx, b, off, dst)
 }
 
-// mappedRange returns the atom-aligned memory range for [off, off+n) of b.
-func (b *Buffer) mappedRange(off, n uint64) vkg.MappedMemoryRange {
+// syncMapped flushes (or, with invalidate, invalidates) the atom-aligned
+// memory range holding [off, off+n) of b; coherent memory needs neither.
+func (b *Buffer) syncMapped(off, n uint64, invalidate bool) error {
+	if b.mem.block.coherent {
+		return nil
+	}
 	atom := b.dev.info.Limits.NonCoherentAtomSize
 	if atom == 0 {
 		atom = 1
@@ -224,28 +228,12 @@ func (b *Buffer) mappedRange(off, n uint64) vkg.MappedMemoryRange {
 	if end > b.mem.block.size {
 		end = b.mem.block.size
 	}
-	return vkg.MappedMemoryRange{SType: vkg.StructureTypeMappedMemoryRange, Memory: b.mem.block.mem,
-		Offset: vkg.DeviceSize(start), Size: vkg.DeviceSize(end - start)}
-}
-
-func (b *Buffer) flush(off, n uint64) error {
-	if b.mem.block.coherent {
-		return nil
+	op := "vkFlushMappedMemoryRanges"
+	if invalidate {
+		op = "vkInvalidateMappedMemoryRanges"
 	}
-	r := []vkg.MappedMemoryRange{b.mappedRange(off, n)}
-	err := check("vkFlushMappedMemoryRanges", Result(vkg.FlushMappedMemoryRanges(b.dev.handle, 1, r)))
-	r[0].Free()
-	return err
-}
-
-func (b *Buffer) invalidate(off, n uint64) error {
-	if b.mem.block.coherent {
-		return nil
-	}
-	r := []vkg.MappedMemoryRange{b.mappedRange(off, n)}
-	err := check("vkInvalidateMappedMemoryRanges", Result(vkg.InvalidateMappedMemoryRanges(b.dev.handle, 1, r)))
-	r[0].Free()
-	return err
+	mem := C.VkDeviceMemory(unsafe.Pointer(b.mem.block.mem))
+	return check(op, Result(C.vkmps_flush(b.dev.fns, mem, C.uint64_t(start), C.uint64_t(end-start), boolInt(invalidate))))
 }
 
 // staging moves data between the host and device-local memory through a

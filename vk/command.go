@@ -147,19 +147,10 @@ func (d *Device) descriptorPool() (C.VkDescriptorPool, error) {
 		return p, nil
 	}
 	d.mu.Unlock()
-	ci := vkg.DescriptorPoolCreateInfo{
-		SType:         vkg.StructureTypeDescriptorPoolCreateInfo,
-		MaxSets:       poolSets,
-		PoolSizeCount: 1,
-		PPoolSizes:    []vkg.DescriptorPoolSize{{Type: vkg.DescriptorTypeStorageBuffer, DescriptorCount: poolBuffers}},
-	}
-	var p vkg.DescriptorPool
-	r := vkg.CreateDescriptorPool(d.handle, &ci, nil, &p)
-	ci.Free()
-	if err := check("vkCreateDescriptorPool", Result(r)); err != nil {
+	var cp C.VkDescriptorPool
+	if err := check("vkCreateDescriptorPool", Result(C.vkmps_create_descriptor_pool(d.fns, poolSets, poolBuffers, &cp))); err != nil {
 		return nil, d.noteResult(err)
 	}
-	cp := C.VkDescriptorPool(unsafe.Pointer(p))
 	d.mu.Lock()
 	d.allPools = append(d.allPools, cp)
 	d.mu.Unlock()

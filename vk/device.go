@@ -41,6 +41,10 @@ type Options struct {
 	// discrete GPU, even where device memory is host-visible. Tests use it
 	// to exercise the discrete-GPU path on lavapipe.
 	ForceStaging bool
+	// MaxStorageBufferRange, when non-zero, caps the device's reported
+	// limit of the same name, so tests can exercise the splitting of large
+	// tensors with small ones.
+	MaxStorageBufferRange uint64
 }
 
 // Device is an open Vulkan device with one compute queue. It is safe for
@@ -111,8 +115,12 @@ func Open(opts Options) (*Device, error) {
 		in.destroy()
 		return nil, err
 	}
+	info := infos[idx]
+	if c := opts.MaxStorageBufferRange; c > 0 && c < info.Limits.MaxStorageBufferRange {
+		info.Limits.MaxStorageBufferRange = c
+	}
 	d := &Device{
-		info:      infos[idx],
+		info:      info,
 		inst:      in,
 		pd:        pds[idx],
 		pipelines: map[string]*Pipeline{},
@@ -128,31 +136,18 @@ func Open(opts Options) (*Device, error) {
 }
 
 func (d *Device) init(opts Options) error {
-	prio := []float32{1}
-	qci := []vkg.DeviceQueueCreateInfo{{
-		SType:            vkg.StructureTypeDeviceQueueCreateInfo,
-		QueueFamilyIndex: d.info.queueFamily,
-		QueueCount:       1,
-		PQueuePriorities: prio,
-	}}
 	var exts []string
 	if d.info.portabilitySubset {
-		exts = append(exts, "VK_KHR_portability_subset\x00")
+		exts = append(exts, "VK_KHR_portability_subset")
 	}
-	ci := vkg.DeviceCreateInfo{
-		SType:                   vkg.StructureTypeDeviceCreateInfo,
-		QueueCreateInfoCount:    1,
-		PQueueCreateInfos:       qci,
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: exts,
-	}
-	var h vkg.Device
-	r := vkg.CreateDevice(d.pd, &ci, nil, &h)
-	ci.Free()
-	qci[0].Free()
-	if err := check("vkCreateDevice", Result(r)); err != nil {
+	ce, freeExts := cStrings(exts)
+	defer freeExts()
+	var ch C.VkDevice
+	if err := check("vkCreateDevice", Result(C.vkmps_create_device(d.inst.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(d.pd)),
+		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), &ch))); err != nil {
 		return err
 	}
+	h := vkg.Device(unsafe.Pointer(ch))
 	d.handle = h
 	var q vkg.Queue
 	vkg.GetDeviceQueue(h, d.info.queueFamily, 0, &q)
@@ -166,7 +161,7 @@ func (d *Device) init(opts Options) error {
 	}
 	pci := vkg.PipelineCacheCreateInfo{SType: vkg.StructureTypePipelineCacheCreateInfo}
 	var pc vkg.PipelineCache
-	r = vkg.CreatePipelineCache(h, &pci, nil, &pc)
+	r := vkg.CreatePipelineCache(h, &pci, nil, &pc)
 	pci.Free()
 	if err := check("vkCreatePipelineCache", Result(r)); err != nil {
 		return err

@@ -145,23 +145,6 @@ func driverVersionString(vendor, v uint32) string {
 	return Version(v).String()
 }
 
-func deviceExtensions(pd vkg.PhysicalDevice) map[string]bool {
-	var n uint32
-	if vkg.EnumerateDeviceExtensionProperties(pd, "", &n, nil) != vkg.Success {
-		return nil
-	}
-	props := make([]vkg.ExtensionProperties, n)
-	if vkg.EnumerateDeviceExtensionProperties(pd, "", &n, props) != vkg.Success {
-		return nil
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vkg.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out
-}
-
 // physicalDevices lists the instance's devices that have a compute queue.
 func (in *instance) physicalDevices() ([]vkg.PhysicalDevice, []Info, error) {
 	var n uint32
@@ -217,16 +200,13 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 		TimestampPeriod:                 l.TimestampPeriod,
 	}
 
-	var nq uint32
-	vkg.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, nil)
-	qs := make([]vkg.QueueFamilyProperties, nq)
-	vkg.GetPhysicalDeviceQueueFamilyProperties(pd, &nq, qs)
+	var flags, tsBits [64]C.uint32_t
+	nq := int(C.vkmps_queue_families(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), &flags[0], &tsBits[0], 64))
 	found := false
-	for i := range qs[:nq] {
-		qs[i].Deref()
-		if qs[i].QueueFlags&vkg.QueueFlags(vkg.QueueComputeBit) != 0 {
+	for i := 0; i < nq; i++ {
+		if uint32(flags[i])&uint32(vkg.QueueComputeBit) != 0 {
 			info.queueFamily = uint32(i)
-			info.timestampValidBits = qs[i].TimestampValidBits
+			info.timestampValidBits = uint32(tsBits[i])
 			found = true
 			break
 		}
@@ -236,7 +216,7 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 	}
 	info.Limits.TimestampsSupported = info.timestampValidBits > 0 && info.Limits.TimestampPeriod > 0
 
-	exts := deviceExtensions(pd)
+	exts, _ := enumerate(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), false)
 	info.portabilitySubset = exts["VK_KHR_portability_subset"]
 	info.hasDriverProps = info.APIVersion >= Version(vkg.MakeVersion(1, 2, 0)) || exts["VK_KHR_driver_properties"]
 	if info.APIVersion >= Version(vkg.MakeVersion(1, 1, 0)) || exts["VK_KHR_get_physical_device_properties2"] {

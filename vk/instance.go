@@ -113,38 +113,31 @@ func vkmpsDebugMessage(token C.uintptr_t, severity C.int, typ C.int, id *C.char,
 	in.mu.Unlock()
 }
 
-func instanceExtensions() (map[string]bool, error) {
-	var n uint32
-	if err := check("vkEnumerateInstanceExtensionProperties", Result(vkg.EnumerateInstanceExtensionProperties("", &n, nil))); err != nil {
-		return nil, err
+// enumerate lists extension names (of the instance, or of pd when it is
+// not nil) or, with layers, instance layer names.
+func enumerate(inst C.VkInstance, pd C.VkPhysicalDevice, layers bool) (map[string]bool, error) {
+	what := "vkEnumerateInstanceExtensionProperties"
+	if layers {
+		what = "vkEnumerateInstanceLayerProperties"
+	} else if pd != nil {
+		what = "vkEnumerateDeviceExtensionProperties"
 	}
-	props := make([]vkg.ExtensionProperties, n)
-	if err := check("vkEnumerateInstanceExtensionProperties", Result(vkg.EnumerateInstanceExtensionProperties("", &n, props))); err != nil {
-		return nil, err
+	for {
+		var n C.uint32_t
+		if err := check(what, Result(C.vkmps_enumerate(inst, pd, boolInt(layers), nil, 0, &n))); err != nil {
+			return nil, err
+		}
+		buf := make([]byte, 256*int(n)+256)
+		have := n
+		r := Result(C.vkmps_enumerate(inst, pd, boolInt(layers), (*C.char)(unsafe.Pointer(&buf[0])), have, &n))
+		if r == Incomplete {
+			continue // the list grew between the two calls
+		}
+		if err := check(what, r); err != nil {
+			return nil, err
+		}
+		return names(buf, int(n)), nil
 	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vkg.ToString(props[i].ExtensionName[:])] = true
-	}
-	return out, nil
-}
-
-func instanceLayers() (map[string]bool, error) {
-	var n uint32
-	if err := check("vkEnumerateInstanceLayerProperties", Result(vkg.EnumerateInstanceLayerProperties(&n, nil))); err != nil {
-		return nil, err
-	}
-	props := make([]vkg.LayerProperties, n)
-	if err := check("vkEnumerateInstanceLayerProperties", Result(vkg.EnumerateInstanceLayerProperties(&n, props))); err != nil {
-		return nil, err
-	}
-	out := make(map[string]bool, n)
-	for i := range props[:n] {
-		props[i].Deref()
-		out[vkg.ToString(props[i].LayerName[:])] = true
-	}
-	return out, nil
 }
 
 // newInstance creates a Vulkan 1.1 instance (1.0 where the loader is
@@ -154,7 +147,7 @@ func newInstance(mode validationMode) (*instance, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
-	exts, err := instanceExtensions()
+	exts, err := enumerate(nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -163,20 +156,20 @@ func newInstance(mode validationMode) (*instance, error) {
 		in.apiVersion = vkg.MakeVersion(1, 1, 0)
 	}
 	var enable []string
-	var flags vkg.InstanceCreateFlags
+	var flags uint32
 	if exts["VK_KHR_portability_enumeration"] {
 		// Named in Vulkan 1.3.216; the pinned 1.1.88 headers lack it.
-		enable = append(enable, "VK_KHR_portability_enumeration\x00")
+		enable = append(enable, "VK_KHR_portability_enumeration")
 		flags |= 0x1 // VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR
 		in.portability = true
 	}
 	if in.apiVersion < vkg.MakeVersion(1, 1, 0) && exts["VK_KHR_get_physical_device_properties2"] {
-		enable = append(enable, "VK_KHR_get_physical_device_properties2\x00")
+		enable = append(enable, "VK_KHR_get_physical_device_properties2")
 	}
 	var layers []string
 	var pnext unsafe.Pointer
 	if mode != validationOff {
-		have, err := instanceLayers()
+		have, err := enumerate(nil, nil, true)
 		if err != nil {
 			return nil, err
 		}
@@ -186,40 +179,28 @@ func newInstance(mode validationMode) (*instance, error) {
 		if !exts["VK_EXT_debug_utils"] {
 			return nil, fmt.Errorf("%w: validation needs the VK_EXT_debug_utils instance extension", ErrUnsupported)
 		}
-		layers = append(layers, validationLayer+"\x00")
-		enable = append(enable, "VK_EXT_debug_utils\x00")
+		layers = append(layers, validationLayer)
+		enable = append(enable, "VK_EXT_debug_utils")
 		pnext = C.vkmps_validation_features(boolInt(mode == validationSync))
 		if pnext == nil {
 			return nil, ErrOutOfHostMemory
 		}
 		defer C.free(pnext)
 	}
-	app := vkg.ApplicationInfo{
-		SType:            vkg.StructureTypeApplicationInfo,
-		PApplicationName: "vkmps\x00",
-		PEngineName:      "vkmps\x00",
-		ApiVersion:       in.apiVersion,
-	}
-	ci := vkg.InstanceCreateInfo{
-		SType:                   vkg.StructureTypeInstanceCreateInfo,
-		PNext:                   pnext,
-		Flags:                   flags,
-		PApplicationInfo:        &app,
-		EnabledLayerCount:       uint32(len(layers)),
-		PpEnabledLayerNames:     layers,
-		EnabledExtensionCount:   uint32(len(enable)),
-		PpEnabledExtensionNames: enable,
-	}
-	var h vkg.Instance
-	r := vkg.CreateInstance(&ci, nil, &h)
-	ci.Free()
-	app.Free()
-	if err := check("vkCreateInstance", Result(r)); err != nil {
-		if Result(r) == ErrorIncompatibleDriver {
+	cl, freeLayers := cStrings(layers)
+	defer freeLayers()
+	ce, freeExts := cStrings(enable)
+	defer freeExts()
+	var ch C.VkInstance
+	r := Result(C.vkmps_create_instance(C.uint32_t(in.apiVersion), cl, C.uint32_t(len(layers)), ce, C.uint32_t(len(enable)),
+		C.uint32_t(flags), pnext, &ch))
+	if err := check("vkCreateInstance", r); err != nil {
+		if r == ErrorIncompatibleDriver {
 			return nil, fmt.Errorf("%w (%v)", ErrNoDevice, err)
 		}
 		return nil, err
 	}
+	h := vkg.Instance(unsafe.Pointer(ch))
 	in.handle = h
 	if err := vkg.InitInstance(h); err != nil {
 		vkg.DestroyInstance(h, nil)

@@ -113,48 +113,17 @@ func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	var data unsafe.Pointer
-	entries := make([]vkg.SpecializationMapEntry, len(values))
+	var spec *C.uint32_t
 	if len(values) > 0 {
-		data = C.malloc(C.size_t(4 * len(values)))
-		defer C.free(data)
-		words := unsafe.Slice((*uint32)(data), len(values))
-		for i, v := range values {
-			words[i] = v
-			entries[i] = vkg.SpecializationMapEntry{ConstantID: sh.Spec[i].ID, Offset: uint32(4 * i), Size: 4}
-		}
+		spec = (*C.uint32_t)(unsafe.Pointer(&values[0]))
 	}
-	var specInfo []vkg.SpecializationInfo
-	if len(values) > 0 {
-		specInfo = []vkg.SpecializationInfo{{
-			MapEntryCount: uint32(len(values)),
-			PMapEntries:   entries,
-			DataSize:      uint(4 * len(values)),
-			PData:         data,
-		}}
-	}
-	ci := []vkg.ComputePipelineCreateInfo{{
-		SType: vkg.StructureTypeComputePipelineCreateInfo,
-		Stage: vkg.PipelineShaderStageCreateInfo{
-			SType:               vkg.StructureTypePipelineShaderStageCreateInfo,
-			Stage:               vkg.ShaderStageComputeBit,
-			Module:              mod,
-			PName:               "main\x00",
-			PSpecializationInfo: specInfo,
-		},
-		Layout:            l.pipeLayout,
-		BasePipelineIndex: -1,
-	}}
-	handles := make([]vkg.Pipeline, 1)
-	r := vkg.CreateComputePipelines(d.handle, d.pipeCache, 1, ci, nil, handles)
-	ci[0].Free()
-	ci[0].Stage.Free()
-	for i := range specInfo {
-		specInfo[i].Free()
-	}
-	if err := check("vkCreateComputePipelines", Result(r)); err != nil {
+	var ph C.VkPipeline
+	r := Result(C.vkmps_create_compute_pipeline(d.fns, C.VkPipelineCache(unsafe.Pointer(d.pipeCache)),
+		C.VkShaderModule(unsafe.Pointer(mod)), C.VkPipelineLayout(unsafe.Pointer(l.pipeLayout)), spec, C.uint32_t(len(values)), &ph))
+	if err := check("vkCreateComputePipelines", r); err != nil {
 		return nil, d.noteResult(err)
 	}
+	handles := []vkg.Pipeline{vkg.Pipeline(unsafe.Pointer(ph))}
 	p := &Pipeline{dev: d, shader: sh, spec: values, handle: handles[0], layout: l, localSize: local}
 	for _, b := range sh.Bindings {
 		p.writes = append(p.writes, b.Access.Writes())
@@ -177,46 +146,18 @@ func (d *Device) layoutFor(sh *spirv.Shader) (*layout, error) {
 	if sh.PushConstantSize > C.VKMPS_MAX_PUSH || sh.PushConstantSize > d.info.Limits.MaxPushConstantsSize {
 		return nil, fmt.Errorf("%w: shader %s has %d bytes of push constants, the device allows %d", ErrUnsupported, sh.Name, sh.PushConstantSize, d.info.Limits.MaxPushConstantsSize)
 	}
-	bindings := make([]vkg.DescriptorSetLayoutBinding, len(sh.Bindings))
-	for i, b := range sh.Bindings {
-		bindings[i] = vkg.DescriptorSetLayoutBinding{
-			Binding:         b.Binding,
-			DescriptorType:  vkg.DescriptorTypeStorageBuffer,
-			DescriptorCount: 1,
-			StageFlags:      vkg.ShaderStageFlags(vkg.ShaderStageComputeBit),
-		}
-	}
-	dci := vkg.DescriptorSetLayoutCreateInfo{
-		SType:        vkg.StructureTypeDescriptorSetLayoutCreateInfo,
-		BindingCount: uint32(len(bindings)),
-		PBindings:    bindings,
-	}
-	var sl vkg.DescriptorSetLayout
-	r := vkg.CreateDescriptorSetLayout(d.handle, &dci, nil, &sl)
-	dci.Free()
-	if err := check("vkCreateDescriptorSetLayout", Result(r)); err != nil {
+	var csl C.VkDescriptorSetLayout
+	if err := check("vkCreateDescriptorSetLayout", Result(C.vkmps_create_set_layout(d.fns, C.uint32_t(len(sh.Bindings)), &csl))); err != nil {
 		return nil, err
 	}
-	pci := vkg.PipelineLayoutCreateInfo{
-		SType:          vkg.StructureTypePipelineLayoutCreateInfo,
-		SetLayoutCount: 1,
-		PSetLayouts:    []vkg.DescriptorSetLayout{sl},
-	}
-	if sh.PushConstantSize > 0 {
-		pci.PushConstantRangeCount = 1
-		pci.PPushConstantRanges = []vkg.PushConstantRange{{
-			StageFlags: vkg.ShaderStageFlags(vkg.ShaderStageComputeBit),
-			Size:       sh.PushConstantSize,
-		}}
-	}
-	var pl vkg.PipelineLayout
-	r = vkg.CreatePipelineLayout(d.handle, &pci, nil, &pl)
-	pci.Free()
-	if err := check("vkCreatePipelineLayout", Result(r)); err != nil {
+	sl := vkg.DescriptorSetLayout(unsafe.Pointer(csl))
+	var cpl C.VkPipelineLayout
+	if err := check("vkCreatePipelineLayout", Result(C.vkmps_create_pipeline_layout(d.fns, csl, C.uint32_t(sh.PushConstantSize), &cpl))); err != nil {
 		vkg.DestroyDescriptorSetLayout(d.handle, sl, nil)
 		return nil, err
 	}
-	l := &layout{setLayout: sl, pipeLayout: pl, nbind: len(bindings), push: sh.PushConstantSize}
+	pl := vkg.PipelineLayout(unsafe.Pointer(cpl))
+	l := &layout{setLayout: sl, pipeLayout: pl, nbind: len(sh.Bindings), push: sh.PushConstantSize}
 	d.layouts[sh] = l
 	return l, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -545,5 +546,39 @@ func BenchmarkDispatchEncode(b *testing.B) {
 		if err := cb.Dispatch(p, binds, push, [3]uint32{1, 1, 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// vulkan-go frees the C copies of nested create-info arrays from finalizers
+// that can run before the call reads them; vkmps makes those calls itself.
+// Setting up devices and pipelines while the collector runs non-stop must
+// not crash.
+func TestSetupUnderGCPressure(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < 8; i++ {
+		d := vktest.Open(t)
+		for w := uint32(1); w <= 64; w *= 2 {
+			_, err := d.Pipeline(spirv.Copy, w)
+			require.NoError(t, err)
+		}
+		b, err := d.NewBuffer(4096, "gc")
+		require.NoError(t, err)
+		require.NoError(t, b.Write(context.Background(), 0, make([]byte, 4096)))
+		require.NoError(t, b.Close())
+		vktest.Check(t, d)
+		require.NoError(t, d.Close())
 	}
 }

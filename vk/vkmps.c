@@ -31,6 +31,12 @@ int vkmps_fns_init(vkmps_fns* f, VkInstance inst, VkDevice dev) {
 	LOAD(ResetFences)
 	LOAD(GetFenceStatus)
 	LOAD(GetQueryPoolResults)
+	LOAD(CreateDescriptorSetLayout)
+	LOAD(CreatePipelineLayout)
+	LOAD(CreateDescriptorPool)
+	LOAD(CreateComputePipelines)
+	LOAD(FlushMappedMemoryRanges)
+	LOAD(InvalidateMappedMemoryRanges)
 #undef LOAD
 	return 1;
 }
@@ -219,4 +225,145 @@ uint32_t vkmps_instance_version(void) {
 	uint32_t v = VK_API_VERSION_1_0;
 	if (f(&v) != VK_SUCCESS) return VK_API_VERSION_1_0;
 	return v;
+}
+
+// ---- Calls whose create-infos hold arrays. vulkan-go copies nested arrays
+// into C memory that a finalizer may free before the call reads it (its
+// unpackS* helpers attach the finalizer to a local that dies at return), so
+// vkmps makes these calls itself.
+
+VkResult vkmps_create_instance(uint32_t api, const char* const* layers, uint32_t nlayers, const char* const* exts,
+                               uint32_t nexts, uint32_t flags, const void* pnext, VkInstance* out) {
+	PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa()(NULL, "vkCreateInstance");
+	if (create == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+	VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "vkmps", 1, "vkmps", 1, api};
+	VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, pnext, flags, &app, nlayers, layers, nexts, exts};
+	return create(&ci, NULL, out);
+}
+
+VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t family, const char* const* exts,
+                             uint32_t nexts, VkDevice* out) {
+	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa()(inst, "vkCreateDevice");
+	if (create == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+	float prio = 1.0f;
+	VkDeviceQueueCreateInfo q = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, family, 1, &prio};
+	VkDeviceCreateInfo ci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &q, 0, NULL, nexts, exts, NULL};
+	return create(pd, &ci, NULL, out);
+}
+
+// Names of instance extensions (layer NULL), a layer's, instance layers
+// (layers != 0) or a device's extensions (pd != NULL), as 256-byte records
+// in out (room for max); *count receives the number available.
+VkResult vkmps_enumerate(VkInstance inst, VkPhysicalDevice pd, int layers, char* out, uint32_t max, uint32_t* count) {
+	if (layers) {
+		PFN_vkEnumerateInstanceLayerProperties f =
+		    (PFN_vkEnumerateInstanceLayerProperties)gipa()(NULL, "vkEnumerateInstanceLayerProperties");
+		if (f == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+		VkResult r = f(count, NULL);
+		if (r != VK_SUCCESS || out == NULL) return r;
+		uint32_t n = *count < max ? *count : max;
+		VkLayerProperties* p = (VkLayerProperties*)calloc(n ? n : 1, sizeof(VkLayerProperties));
+		if (p == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
+		r = f(&n, p);
+		for (uint32_t i = 0; i < n; i++) memcpy(out + 256 * i, p[i].layerName, 256);
+		*count = n;
+		free(p);
+		return r;
+	}
+	VkResult r;
+	VkExtensionProperties* p = NULL;
+	uint32_t n = 0;
+	if (pd != NULL) {
+		PFN_vkEnumerateDeviceExtensionProperties f =
+		    (PFN_vkEnumerateDeviceExtensionProperties)gipa()(inst, "vkEnumerateDeviceExtensionProperties");
+		if (f == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+		r = f(pd, NULL, count, NULL);
+		if (r != VK_SUCCESS || out == NULL) return r;
+		n = *count < max ? *count : max;
+		p = (VkExtensionProperties*)calloc(n ? n : 1, sizeof(VkExtensionProperties));
+		if (p == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
+		r = f(pd, NULL, &n, p);
+	} else {
+		PFN_vkEnumerateInstanceExtensionProperties f =
+		    (PFN_vkEnumerateInstanceExtensionProperties)gipa()(NULL, "vkEnumerateInstanceExtensionProperties");
+		if (f == NULL) return VK_ERROR_INITIALIZATION_FAILED;
+		r = f(NULL, count, NULL);
+		if (r != VK_SUCCESS || out == NULL) return r;
+		n = *count < max ? *count : max;
+		p = (VkExtensionProperties*)calloc(n ? n : 1, sizeof(VkExtensionProperties));
+		if (p == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
+		r = f(NULL, &n, p);
+	}
+	for (uint32_t i = 0; i < n; i++) memcpy(out + 256 * i, p[i].extensionName, 256);
+	*count = n;
+	free(p);
+	return r;
+}
+
+uint32_t vkmps_queue_families(VkInstance inst, VkPhysicalDevice pd, uint32_t* flags, uint32_t* ts_bits, uint32_t max) {
+	PFN_vkGetPhysicalDeviceQueueFamilyProperties f =
+	    (PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa()(inst, "vkGetPhysicalDeviceQueueFamilyProperties");
+	if (f == NULL) return 0;
+	uint32_t n = 0;
+	f(pd, &n, NULL);
+	if (n > max) n = max;
+	VkQueueFamilyProperties* p = (VkQueueFamilyProperties*)calloc(n ? n : 1, sizeof(VkQueueFamilyProperties));
+	if (p == NULL) return 0;
+	f(pd, &n, p);
+	for (uint32_t i = 0; i < n; i++) {
+		flags[i] = p[i].queueFlags;
+		ts_bits[i] = p[i].timestampValidBits;
+	}
+	free(p);
+	return n;
+}
+
+VkResult vkmps_create_set_layout(const vkmps_fns* f, uint32_t nbind, VkDescriptorSetLayout* out) {
+	VkDescriptorSetLayoutBinding b[VKMPS_MAX_BINDINGS];
+	for (uint32_t i = 0; i < nbind; i++) {
+		VkDescriptorSetLayoutBinding x = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+		b[i] = x;
+	}
+	VkDescriptorSetLayoutCreateInfo ci = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, nbind, b};
+	return f->CreateDescriptorSetLayout(f->device, &ci, NULL, out);
+}
+
+VkResult vkmps_create_pipeline_layout(const vkmps_fns* f, VkDescriptorSetLayout set, uint32_t push_size,
+                                      VkPipelineLayout* out) {
+	VkPushConstantRange pr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
+	VkPipelineLayoutCreateInfo ci = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &set,
+	                                 push_size ? 1 : 0, push_size ? &pr : NULL};
+	return f->CreatePipelineLayout(f->device, &ci, NULL, out);
+}
+
+VkResult vkmps_create_descriptor_pool(const vkmps_fns* f, uint32_t max_sets, uint32_t nbuffers, VkDescriptorPool* out) {
+	VkDescriptorPoolSize s = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nbuffers};
+	VkDescriptorPoolCreateInfo ci = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, max_sets, 1, &s};
+	return f->CreateDescriptorPool(f->device, &ci, NULL, out);
+}
+
+VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache, VkShaderModule module,
+                                       VkPipelineLayout layout, const uint32_t* spec, uint32_t nspec, VkPipeline* out) {
+	VkSpecializationMapEntry* e = NULL;
+	if (nspec > 0) {
+		e = (VkSpecializationMapEntry*)calloc(nspec, sizeof(VkSpecializationMapEntry));
+		if (e == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
+		for (uint32_t i = 0; i < nspec; i++) {
+			e[i].constantID = i;
+			e[i].offset = 4 * i;
+			e[i].size = 4;
+		}
+	}
+	VkSpecializationInfo si = {nspec, e, 4 * (size_t)nspec, spec};
+	VkPipelineShaderStageCreateInfo st = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+	                                      VK_SHADER_STAGE_COMPUTE_BIT, module, "main", nspec ? &si : NULL};
+	VkComputePipelineCreateInfo ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0, st, layout, VK_NULL_HANDLE, -1};
+	VkResult r = f->CreateComputePipelines(f->device, cache, 1, &ci, NULL, out);
+	free(e);
+	return r;
+}
+
+VkResult vkmps_flush(const vkmps_fns* f, VkDeviceMemory mem, uint64_t off, uint64_t size, int invalidate) {
+	VkMappedMemoryRange r = {VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, NULL, mem, off, size};
+	return invalidate ? f->InvalidateMappedMemoryRanges(f->device, 1, &r) : f->FlushMappedMemoryRanges(f->device, 1, &r);
 }

@@ -34,6 +34,12 @@ typedef struct vkmps_fns {
 	PFN_vkResetFences ResetFences;
 	PFN_vkGetFenceStatus GetFenceStatus;
 	PFN_vkGetQueryPoolResults GetQueryPoolResults;
+	PFN_vkCreateDescriptorSetLayout CreateDescriptorSetLayout;
+	PFN_vkCreatePipelineLayout CreatePipelineLayout;
+	PFN_vkCreateDescriptorPool CreateDescriptorPool;
+	PFN_vkCreateComputePipelines CreateComputePipelines;
+	PFN_vkFlushMappedMemoryRanges FlushMappedMemoryRanges;
+	PFN_vkInvalidateMappedMemoryRanges InvalidateMappedMemoryRanges;
 } vkmps_fns;
 
 // vkmps_fns_init fills f for device dev of instance inst; it returns 0 when
@@ -107,6 +113,22 @@ void vkmps_destroy_messenger(VkInstance inst, VkDebugUtilsMessengerEXT m);
 // Validation features chained into VkInstanceCreateInfo (synchronization
 // validation). The returned memory is freed with free().
 void* vkmps_validation_features(int sync);
+
+// Calls whose create-infos hold arrays, made here rather than through
+// vulkan-go (see vkmps.c).
+VkResult vkmps_create_instance(uint32_t api, const char* const* layers, uint32_t nlayers, const char* const* exts,
+                               uint32_t nexts, uint32_t flags, const void* pnext, VkInstance* out);
+VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t family, const char* const* exts,
+                             uint32_t nexts, VkDevice* out);
+VkResult vkmps_enumerate(VkInstance inst, VkPhysicalDevice pd, int layers, char* out, uint32_t max, uint32_t* count);
+uint32_t vkmps_queue_families(VkInstance inst, VkPhysicalDevice pd, uint32_t* flags, uint32_t* ts_bits, uint32_t max);
+VkResult vkmps_create_set_layout(const vkmps_fns* f, uint32_t nbind, VkDescriptorSetLayout* out);
+VkResult vkmps_create_pipeline_layout(const vkmps_fns* f, VkDescriptorSetLayout set, uint32_t push_size,
+                                      VkPipelineLayout* out);
+VkResult vkmps_create_descriptor_pool(const vkmps_fns* f, uint32_t max_sets, uint32_t nbuffers, VkDescriptorPool* out);
+VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache, VkShaderModule module,
+                                       VkPipelineLayout layout, const uint32_t* spec, uint32_t nspec, VkPipeline* out);
+VkResult vkmps_flush(const vkmps_fns* f, VkDeviceMemory mem, uint64_t off, uint64_t size, int invalidate);
 
 // vkmps_instance_version is vkEnumerateInstanceVersion, or 1.0 without it.
 uint32_t vkmps_instance_version(void);

@@ -1,0 +1,414 @@
+package ops
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+)
+
+// PoolingKind names a pooling kernel family.
+type PoolingKind int
+
+const (
+	KindMax PoolingKind = iota
+	KindAverage
+	KindL2Norm
+	KindDilatedMax
+)
+
+func (k PoolingKind) String() string {
+	switch k {
+	case KindMax:
+		return "PoolingMax"
+	case KindAverage:
+		return "PoolingAverage"
+	case KindL2Norm:
+		return "PoolingL2Norm"
+	case KindDilatedMax:
+		return "DilatedPoolingMax"
+	}
+	return fmt.Sprintf("PoolingKind(%d)", int(k))
+}
+
+// Geometry is a pooling kernel's fixed shape: kernel size, stride and
+// dilation (1 = none) per axis.
+type Geometry struct {
+	KernelWidth, KernelHeight int
+	StrideX, StrideY          int
+	DilationX, DilationY      int
+}
+
+// effective returns the window's extent per axis, (k-1)*d+1.
+func (g Geometry) effective() (int, int) {
+	return (g.KernelWidth-1)*g.DilationX + 1, (g.KernelHeight-1)*g.DilationY + 1
+}
+
+func (g Geometry) validate(name string, lim vk.Limits) error {
+	for _, v := range []struct {
+		what string
+		n    int
+	}{{"kernel width", g.KernelWidth}, {"kernel height", g.KernelHeight}, {"stride x", g.StrideX}, {"stride y", g.StrideY},
+		{"dilation x", g.DilationX}, {"dilation y", g.DilationY}} {
+		if v.n < 1 {
+			return fmt.Errorf("%w: %s: %s %d < 1", ErrGeometry, name, v.what, v.n)
+		}
+		if v.n > 1<<15 {
+			return fmt.Errorf("%w: %s: %s %d > %d", ErrGeometry, name, v.what, v.n, 1<<15)
+		}
+	}
+	kx, ky := g.effective()
+	if kx > 1<<15 || ky > 1<<15 {
+		return fmt.Errorf("%w: %s: window extent %dx%d over %d", ErrGeometry, name, kx, ky, 1<<15)
+	}
+	if maxTaps := MaxWindowTaps(lim); g.KernelWidth*g.KernelHeight > maxTaps {
+		return fmt.Errorf("%w: %s: a %dx%d window has %d taps; this device allows %d (its %d bytes of shared memory per workgroup hold that many values)",
+			ErrDeviceLimit, name, g.KernelWidth, g.KernelHeight, g.KernelWidth*g.KernelHeight, maxTaps, lim.MaxComputeSharedMemorySize)
+	}
+	return nil
+}
+
+// MaxWindowTaps is the most taps (kernel width × height) a pooling window
+// may have on a device with limits lim: the gradient kernels stage one
+// window of values per invocation slot in shared memory, so a window must
+// fit the device's shared memory per workgroup (8192 taps on lavapipe's
+// 32 KiB, 12288 on NVIDIA's 48 KiB).
+func MaxWindowTaps(lim vk.Limits) int { return int(lim.MaxComputeSharedMemorySize / 4) }
+
+// pooling is the state shared by the four pooling kernels.
+type pooling struct {
+	Kernel
+	kind   PoolingKind
+	geom   Geometry
+	shader *spirv.Shader
+	pipes  [2]*vk.Pipeline // by edge mode
+	local  int
+}
+
+// workgroup is the invocations per workgroup of the element-wise kernels.
+func workgroup(lim vk.Limits) int {
+	return int(min(256, lim.MaxComputeWorkGroupInvocations, lim.MaxComputeWorkGroupSize[0]))
+}
+
+func newPooling(dev *vk.Device, kind PoolingKind, g Geometry) (pooling, error) {
+	p := pooling{kind: kind, geom: g}
+	p.Label = kind.String()
+	if dev == nil {
+		return p, fmt.Errorf("%w: %s: nil device", ErrDevice, p.Label)
+	}
+	p.dev = dev
+	if err := g.validate(p.Label, dev.Limits()); err != nil {
+		return p, err
+	}
+	switch kind {
+	case KindMax, KindDilatedMax:
+		p.shader = spirv.PoolingMax
+	case KindAverage:
+		p.shader = spirv.PoolingAverage
+	case KindL2Norm:
+		p.shader = spirv.PoolingL2norm
+	}
+	p.local = workgroup(dev.Limits())
+	return p, nil
+}
+
+// Geometry returns the kernel's size, stride and dilation.
+func (p *pooling) Geometry() Geometry { return p.geom }
+
+// Kind returns the kernel's family.
+func (p *pooling) Kind() PoolingKind { return p.kind }
+
+func (p *pooling) pipeline(edge EdgeMode) (*vk.Pipeline, error) {
+	if !edge.Valid() {
+		return nil, fmt.Errorf("%w: %s: edge mode %v", ErrGeometry, p.Label, edge)
+	}
+	if pl := p.pipes[edge]; pl != nil {
+		return pl, nil
+	}
+	g := p.geom
+	clamp := uint32(0)
+	if edge == EdgeClamp {
+		clamp = 1
+	}
+	pl, err := pipeline(p.dev, p.shader, map[string]uint32{"local_size_x": uint32(p.local),
+		"KW": uint32(g.KernelWidth), "KH": uint32(g.KernelHeight), "SX": uint32(g.StrideX), "SY": uint32(g.StrideY),
+		"DX": uint32(g.DilationX), "DY": uint32(g.DilationY), "CLAMP": clamp})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.pipes[edge] = pl
+	return pl, nil
+}
+
+// paddingKernel describes the kernel to a padding policy.
+func (p *pooling) paddingKernel(zeroPad padding.Pads) padding.Kernel {
+	g := p.geom
+	return padding.Kernel{Name: p.Label, KernelW: g.KernelWidth, KernelH: g.KernelHeight,
+		StrideX: g.StrideX, StrideY: g.StrideY, DilationX: g.DilationX, DilationY: g.DilationY,
+		EdgeMode: p.EdgeMode, ZeroPad: zeroPad}
+}
+
+// resolvePadding applies the kernel's padding policy to src without
+// changing the kernel (MPS's destinationImageDescriptorForSourceImages).
+func (p *pooling) resolvePadding(src *Image, zeroPad padding.Pads) (padding.Result, error) {
+	desc, err := p.sourceDescriptor(src)
+	if err != nil {
+		return padding.Result{}, err
+	}
+	return p.PaddingFor(desc, zeroPad)
+}
+
+// PaddingFor applies the kernel's padding policy to a source descriptor
+// (the channels and batch images the kernel reads) without changing the
+// kernel. Graph shape inference uses it.
+func (p *pooling) PaddingFor(src padding.Descriptor, zeroPad padding.Pads) (padding.Result, error) {
+	r, err := padding.Resolve(p.policy(), []padding.Descriptor{src}, nil, p.paddingKernel(zeroPad))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	r.Dest.C += p.DestinationFeatureChannelOffset
+	return r, nil
+}
+
+// poolPush is the pooling shaders' push-constant block (pooling_common.glsl).
+type poolPush struct {
+	SrcW, SrcH         int32
+	ClipX, ClipY       int32
+	ClipW, ClipH       int32
+	OffX, OffY         int32
+	RegX0, RegY0       int32
+	RegX1, RegY1       int32
+	SrcBase, DstBase   uint32
+	SrcBatch, DstBatch uint32
+	Channels           uint32
+	SrcPlane, DstPlane uint32
+	DstWidth           uint32
+}
+
+// unbounded is a count region that holds every tap.
+const unbounded = 1 << 30
+
+// countRegion returns the taps average pooling counts in N(x): under
+// EdgeClamp the image grown by the zero pads; under EdgeZero every tap, or
+// with ExcludeEdges those inside the padding region.
+func countRegion(edge EdgeMode, zeroPad padding.Pads, exclude bool, edgePads padding.Pads, srcW, srcH int) [4]int32 {
+	switch {
+	case edge == EdgeClamp:
+		return [4]int32{int32(-zeroPad.Left), int32(-zeroPad.Top), int32(srcW + zeroPad.Right), int32(srcH + zeroPad.Bottom)}
+	case exclude:
+		return [4]int32{int32(-max(edgePads.Left, 0)), int32(-max(edgePads.Top, 0)),
+			int32(srcW + max(edgePads.Right, 0)), int32(srcH + max(edgePads.Bottom, 0))}
+	}
+	return [4]int32{-unbounded, -unbounded, unbounded, unbounded}
+}
+
+// encode records the kernel on cb from src into dst; region is the
+// average count region (ignored by the other kinds).
+func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *job) [4]int32) (job, error) {
+	if cb == nil {
+		return job{}, fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
+	}
+	j, err := p.resolve(src, dst)
+	if err != nil {
+		return j, err
+	}
+	pl, err := p.pipeline(p.EdgeMode)
+	if err != nil {
+		return j, err
+	}
+	pc := poolPush{
+		SrcW: int32(src.w), SrcH: int32(src.h),
+		ClipX: int32(j.clipX), ClipY: int32(j.clipY), ClipW: int32(j.clipW), ClipH: int32(j.clipH),
+		OffX: int32(j.offX), OffY: int32(j.offY),
+		SrcBatch: uint32(src.cTotal * src.h * src.w), DstBatch: uint32(dst.cTotal * dst.h * dst.w),
+		SrcPlane: uint32(src.h * src.w), DstPlane: uint32(dst.h * dst.w), DstWidth: uint32(dst.w),
+	}
+	if region != nil {
+		r := region(&j)
+		pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
+	}
+	lim := p.dev.Limits()
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	var binds [2]vk.BufferRange
+	err = forEachPart(&lim, span{src, j.srcN0, j.srcC0}, span{dst, j.dstN0, j.dstC0}, j.batches, j.channels, func(pt *part) error {
+		pc.SrcBase, pc.DstBase, pc.Channels = pt.srcBase, pt.dstBase, uint32(pt.channels)
+		binds[0], binds[1] = pt.src, pt.dst
+		return cb.Dispatch(pl, binds[:], push, groups(&lim, j.clipW*j.clipH, p.local, pt.batches*pt.channels))
+	})
+	if err != nil {
+		return j, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	return j, nil
+}
+
+// applyPadding sets the kernel's offset and edge mode from a policy result
+// (MPS: the padding policy configures the kernel).
+func (p *pooling) applyPadding(r padding.Result) {
+	p.Offset.X, p.Offset.Y = r.OffsetX, r.OffsetY
+	p.EdgeMode = r.EdgeMode
+}
+
+// encodeNew resolves the padding policy, configures the kernel from it,
+// allocates the destination and encodes into it.
+func (p *pooling) encodeNew(cb *vk.CommandBuffer, src *Image, zeroPad padding.Pads, apply func(padding.Result), enc func(dst *Image) error) (*Image, error) {
+	r, err := p.resolvePadding(src, zeroPad)
+	if err != nil {
+		return nil, err
+	}
+	p.applyPadding(r)
+	if apply != nil {
+		apply(r)
+	}
+	dst, err := p.allocate(ImageDescriptor{N: r.Dest.N, C: r.Dest.C, H: r.Dest.H, W: r.Dest.W, Label: p.Label + " destination"})
+	if err != nil {
+		return nil, err
+	}
+	saved := p.ClipRect
+	p.ClipRect = Region{}
+	err = enc(dst)
+	p.ClipRect = saved
+	if err != nil {
+		dst.Close()
+		return nil, err
+	}
+	return dst, nil
+}
+
+// PoolingMax is max pooling (MPSCNNPoolingMax): each destination pixel is
+// the maximum over its window. EdgeZero (the default): taps outside the
+// source read 0 and take part; EdgeClamp: they are skipped, and a window
+// with no tap inside gives 0. A NaN in the window makes the result NaN.
+type PoolingMax struct{ pooling }
+
+// NewPoolingMax makes a max pooling kernel with the given window and
+// strides (MPS initWithDevice:kernelWidth:kernelHeight:strideInPixelsX:Y:).
+func NewPoolingMax(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingMax, error) {
+	p, err := newPooling(dev, KindMax, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingMax{p}, nil
+}
+
+// Encode records max pooling from src into dst, using the kernel's
+// properties as set (the padding policy is not consulted).
+func (k *PoolingMax) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+	_, err := k.encode(cb, src, dst, nil)
+	return err
+}
+
+// EncodeNew sizes a destination with the padding policy, sets the kernel's
+// offset (and edge mode, where the policy says) from it, and encodes into
+// it. The caller closes the returned image.
+func (k *PoolingMax) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+}
+
+// DilatedPoolingMax is max pooling over a dilated window
+// (MPSCNNDilatedPoolingMax): taps DilationX/Y pixels apart, an even window
+// leaning to the top left (kernel 2, dilation 3 reads -2 and +1 around the
+// centre). Edge modes and NaN as PoolingMax.
+type DilatedPoolingMax struct{ pooling }
+
+// NewDilatedPoolingMax makes a dilated max pooling kernel (MPS
+// initWithDevice:kernelWidth:kernelHeight:dilationRateX:dilationRateY:
+// strideInPixelsX:strideInPixelsY:).
+func NewDilatedPoolingMax(dev *vk.Device, kernelWidth, kernelHeight, dilationX, dilationY, strideX, strideY int) (*DilatedPoolingMax, error) {
+	p, err := newPooling(dev, KindDilatedMax, Geometry{kernelWidth, kernelHeight, strideX, strideY, dilationX, dilationY})
+	if err != nil {
+		return nil, err
+	}
+	return &DilatedPoolingMax{p}, nil
+}
+
+// Encode records dilated max pooling from src into dst (properties as set).
+func (k *DilatedPoolingMax) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+	_, err := k.encode(cb, src, dst, nil)
+	return err
+}
+
+// EncodeNew is Encode into a destination sized by the padding policy.
+func (k *DilatedPoolingMax) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+}
+
+// PoolingL2Norm is L2-norm pooling (MPSCNNPoolingL2Norm):
+// out = sqrt(sum of in^2 over the window's in-image taps), in either edge
+// mode.
+type PoolingL2Norm struct{ pooling }
+
+// NewPoolingL2Norm makes an L2-norm pooling kernel.
+func NewPoolingL2Norm(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingL2Norm, error) {
+	p, err := newPooling(dev, KindL2Norm, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingL2Norm{p}, nil
+}
+
+// Encode records L2-norm pooling from src into dst (properties as set).
+func (k *PoolingL2Norm) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+	_, err := k.encode(cb, src, dst, nil)
+	return err
+}
+
+// EncodeNew is Encode into a destination sized by the padding policy.
+func (k *PoolingL2Norm) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+}
+
+// PoolingAverage is average pooling (MPSCNNPoolingAverage):
+// out = (sum of the window's in-image taps) / N(x), where
+//   - EdgeZero: N = kernel width × height, or with ExcludeEdges the taps
+//     inside the padding region [-EdgePads.Left, W+EdgePads.Right) ×
+//     [-EdgePads.Top, H+EdgePads.Bottom) (Caffe's clipped divisor);
+//   - EdgeClamp: N = the taps inside the image grown by ZeroPad on each side
+//     (zero pads count in N and add 0: PyTorch's count_include_pad and
+//     Caffe); a window with no tap in the image gives 0.
+type PoolingAverage struct {
+	pooling
+	// ZeroPad is MPS's zeroPadSizeX/Y, allowed to differ per side.
+	ZeroPad padding.Pads
+	// ExcludeEdges and EdgePads: see the type's doc. EncodeNew sets them
+	// from the padding policy (its ExcludeEdges bit and padding).
+	ExcludeEdges bool
+	EdgePads     padding.Pads
+}
+
+// NewPoolingAverage makes an average pooling kernel.
+func NewPoolingAverage(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingAverage, error) {
+	p, err := newPooling(dev, KindAverage, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingAverage{pooling: p}, nil
+}
+
+func (k *PoolingAverage) region(j *job) [4]int32 {
+	return countRegion(k.EdgeMode, k.ZeroPad, k.ExcludeEdges, k.EdgePads, j.src.w, j.src.h)
+}
+
+// Encode records average pooling from src into dst (properties as set).
+func (k *PoolingAverage) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+	for _, v := range []int{k.ZeroPad.Top, k.ZeroPad.Left, k.ZeroPad.Bottom, k.ZeroPad.Right} {
+		if v < 0 {
+			return fmt.Errorf("%w: %s: negative zero pad %v", ErrGeometry, k.Label, k.ZeroPad)
+		}
+	}
+	_, err := k.encode(cb, src, dst, k.region)
+	return err
+}
+
+// EncodeNew is Encode into a destination sized by the padding policy,
+// which also sets ZeroPad, ExcludeEdges and EdgePads.
+func (k *PoolingAverage) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
+	return k.encodeNew(cb, src, k.ZeroPad, k.applyAverage, func(dst *Image) error { return k.Encode(cb, src, dst) })
+}
+
+func (k *PoolingAverage) applyAverage(r padding.Result) {
+	k.ZeroPad = r.ZeroPad
+	k.ExcludeEdges = r.ExcludeEdges
+	k.EdgePads = r.Pads
+}
