@@ -56,46 +56,18 @@ func (c poolCase) refGeometry() ref.Geometry {
 	}
 }
 
-// forward is what every forward pooling kernel offers.
-type forward interface {
-	Encode(cb *vk.CommandBuffer, src, dst *ops.Image) error
-	EncodeNew(cb *vk.CommandBuffer, src *ops.Image) (*ops.Image, error)
-}
-
 // newForward makes the kernel of c's kind and returns it with its
 // properties.
-func newForward(dev *vk.Device, kind ops.PoolingKind, g ops.Geometry) (forward, *ops.Kernel, error) {
-	switch kind {
-	case ops.KindMax:
-		k, err := ops.NewPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
-		if err != nil {
-			return nil, nil, err
-		}
-		return k, &k.Kernel, nil
-	case ops.KindDilatedMax:
-		k, err := ops.NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
-		if err != nil {
-			return nil, nil, err
-		}
-		return k, &k.Kernel, nil
-	case ops.KindAverage:
-		k, err := ops.NewPoolingAverage(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
-		if err != nil {
-			return nil, nil, err
-		}
-		return k, &k.Kernel, nil
-	case ops.KindL2Norm:
-		k, err := ops.NewPoolingL2Norm(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
-		if err != nil {
-			return nil, nil, err
-		}
-		return k, &k.Kernel, nil
+func newForward(dev *vk.Device, kind ops.PoolingKind, g ops.Geometry) (ops.Pooling, *ops.Kernel, error) {
+	k, err := ops.NewPooling(dev, kind, g)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("kind %v", kind)
+	return k, k.Properties(), nil
 }
 
 // configure sets c's properties on a kernel made by newForward.
-func (c poolCase) configure(f forward, k *ops.Kernel) {
+func (c poolCase) configure(f ops.Pooling, k *ops.Kernel) {
 	k.Offset, k.ClipRect, k.EdgeMode = c.off, c.clip, c.edge
 	if a, ok := f.(*ops.PoolingAverage); ok {
 		a.ZeroPad, a.ExcludeEdges, a.EdgePads = c.zeroPad, c.exclude, c.edgePads

@@ -412,3 +412,47 @@ func (k *PoolingAverage) applyAverage(r padding.Result) {
 	k.ExcludeEdges = r.ExcludeEdges
 	k.EdgePads = r.Pads
 }
+
+// Pooling is what the four forward pooling kernels have in common.
+type Pooling interface {
+	// Encode records the kernel from src into dst with its properties as
+	// set (the padding policy is not consulted).
+	Encode(cb *vk.CommandBuffer, src, dst *Image) error
+	// EncodeNew sizes a destination with the padding policy, configures
+	// the kernel from it and encodes into it; the caller closes it.
+	EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error)
+	// Properties returns the kernel's MPSCNNKernel properties to set.
+	Properties() *Kernel
+	// Kind and Geometry describe the kernel.
+	Kind() PoolingKind
+	Geometry() Geometry
+}
+
+// Properties returns the kernel's properties (offset, clip, edge mode,
+// padding policy, channel offsets) for callers holding a Pooling.
+func (p *pooling) Properties() *Kernel { return &p.Kernel }
+
+// NewPooling makes the forward kernel of kind with geometry g. Dilation
+// other than 1 is allowed only for KindMax, which then becomes
+// KindDilatedMax.
+func NewPooling(dev *vk.Device, kind PoolingKind, g Geometry) (Pooling, error) {
+	dil := g.DilationX != 1 || g.DilationY != 1
+	switch kind {
+	case KindMax:
+		if dil {
+			return NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+		}
+		return NewPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	case KindDilatedMax:
+		return NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+	case KindAverage, KindL2Norm:
+		if dil {
+			return nil, fmt.Errorf("%w: %v has no dilation (got %dx%d)", ErrGeometry, kind, g.DilationX, g.DilationY)
+		}
+		if kind == KindAverage {
+			return NewPoolingAverage(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+		}
+		return NewPoolingL2Norm(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	}
+	return nil, fmt.Errorf("%w: unknown pooling kind %v", ErrGeometry, kind)
+}

@@ -217,7 +217,7 @@ func loadTorch(t *testing.T) []ref.TorchCase {
 
 // torchKernel makes the vkmps kernel for a PyTorch case, configured through
 // the explicit-pads policy.
-func torchKernel(t *testing.T, dev *vk.Device, c ref.TorchCase) (forward, *ops.Kernel) {
+func torchKernel(t *testing.T, dev *vk.Device, c ref.TorchCase) (ops.Pooling, *ops.Kernel) {
 	kind := map[string]ops.PoolingKind{"max": ops.KindMax, "avg": ops.KindAverage, "l2": ops.KindL2Norm}[c.Op]
 	if kind == ops.KindMax && (c.Dilation[0] > 1 || c.Dilation[1] > 1) {
 		kind = ops.KindDilatedMax
@@ -340,9 +340,9 @@ func TestLargeTensorsAreSplit(t *testing.T) {
 		name string
 		src  padding.Descriptor
 	}{
-		{"whole", padding.Descriptor{N: 1, C: 2, H: 20, W: 20}},                // fits in one part
-		{"batch groups", padding.Descriptor{N: 9, C: 3, H: 40, W: 37}},        // 17.8 KB per batch image
-		{"channel groups", padding.Descriptor{N: 2, C: 13, H: 61, W: 57}},     // 13.9 KB per plane
+		{"whole", padding.Descriptor{N: 1, C: 2, H: 20, W: 20}},             // fits in one part
+		{"batch groups", padding.Descriptor{N: 9, C: 3, H: 40, W: 37}},      // 17.8 KB per batch image
+		{"channel groups", padding.Descriptor{N: 2, C: 13, H: 61, W: 57}},   // 13.9 KB per plane
 		{"plane too large", padding.Descriptor{N: 1, C: 1, H: 130, W: 130}}, // 67.6 KB plane
 	} {
 		t.Run(tc.name, func(t *testing.T) {
