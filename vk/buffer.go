@@ -103,6 +103,30 @@ func (d *Device) createBuffer(size uint64, usage vkg.BufferUsageFlags, use memor
 	return h, mem, nil
 }
 
+// NewHostBuffer creates a buffer in host-visible memory (cached where the
+// device offers it): Write and Read copy directly, and the GPU can read and
+// write it too (slower than device-local memory on a discrete GPU). Graph
+// executors use such buffers to stage inputs and outputs inside their one
+// command buffer.
+func (d *Device) NewHostBuffer(size uint64, label string) (*Buffer, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, invalidf("buffer %q: size 0", label)
+	}
+	h, mem, err := d.createBuffer(size, bufferUsage, useStaging)
+	if err != nil {
+		return nil, fmt.Errorf("host buffer %q (%d bytes): %w", label, size, err)
+	}
+	d.track("buffer", 1)
+	return &Buffer{dev: d, handle: h, mem: mem, size: size, label: label}, nil
+}
+
+// Mapped reports whether Write and Read reach the buffer's memory directly
+// (host-visible memory) rather than through the staging ring.
+func (b *Buffer) Mapped() bool { return b.mem.block.mapped != nil }
+
 // Size returns the buffer's size in bytes.
 func (b *Buffer) Size() uint64 { return b.size }
 

@@ -582,3 +582,37 @@ func TestSetupUnderGCPressure(t *testing.T) {
 		require.NoError(t, d.Close())
 	}
 }
+
+func TestHostBuffer(t *testing.T) {
+	for name, opts := range pathOptions {
+		t.Run(name, func(t *testing.T) {
+			d := vktest.Open(t, opts)
+			ctx := context.Background()
+			h, err := d.NewHostBuffer(4096, "host")
+			require.NoError(t, err)
+			defer h.Close()
+			assert.True(t, h.Mapped())
+			dev, err := d.NewBuffer(4096, "device")
+			require.NoError(t, err)
+			defer dev.Close()
+			assert.Equal(t, name == "direct", dev.Mapped())
+			data := randomBytes(rand.New(rand.NewSource(9)), 4096)
+			require.NoError(t, h.Write(ctx, 0, data))
+			// GPU copies between host and device buffers in one command buffer.
+			cb, err := d.NewCommandBuffer()
+			require.NoError(t, err)
+			defer cb.Close()
+			require.NoError(t, cb.Copy(dev.Whole(), h.Whole()))
+			require.NoError(t, cb.Fill(h.Whole(), 0))
+			require.NoError(t, cb.Copy(h.Range(0, 2048), dev.Range(2048, 2048)))
+			require.NoError(t, cb.Commit())
+			before := d.Submissions()
+			require.NoError(t, cb.Wait(ctx))
+			got := make([]byte, 4096)
+			require.NoError(t, h.Read(ctx, 0, got))
+			assert.Equal(t, before, d.Submissions(), "reading a host buffer submits nothing")
+			assert.Equal(t, data[2048:], got[:2048])
+			assert.Equal(t, make([]byte, 2048), got[2048:])
+		})
+	}
+}
