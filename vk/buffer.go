@@ -30,10 +30,14 @@ type Buffer struct {
 	mem    allocation
 	size   uint64
 	label  string
-	// lastUse is the serial of the latest submission that used the buffer
-	// (guarded by dev.mu).
-	lastUse uint64
-	closed  atomic.Bool
+	// lastUse is the serial of the latest submission that used the buffer;
+	// refs counts the command buffers that recorded a use and have not been
+	// reset or closed; closePending marks a Close waiting for refs to reach
+	// zero (all guarded by dev.mu).
+	lastUse      uint64
+	refs         int
+	closePending bool
+	closed       atomic.Bool
 }
 
 // BufferRange is a byte range of a buffer: the unit commands bind.
@@ -138,8 +142,9 @@ func (b *Buffer) Device() *Device { return b.dev }
 
 func (b *Buffer) cHandle() C.VkBuffer { return C.VkBuffer(unsafe.Pointer(b.handle)) }
 
-// Close releases the buffer. Memory still in use by submitted work is
-// freed once that work finishes.
+// Close releases the buffer. It is safe while command buffers that use it
+// are recorded, committed or running: the memory is freed once every such
+// command buffer is closed or reset and its work has finished.
 func (b *Buffer) Close() error {
 	if b == nil || b.closed.Swap(true) {
 		return nil
@@ -149,17 +154,33 @@ func (b *Buffer) Close() error {
 		return nil // the device released everything
 	}
 	d.mu.Lock()
-	last := b.lastUse
-	d.mu.Unlock()
-	d.retireAfter(last, func() {
-		vkg.DestroyBuffer(d.handle, b.handle, nil)
-		d.mem.free(b.mem)
-		d.live["buffer"]--
-		if d.live["buffer"] == 0 {
-			delete(d.live, "buffer")
-		}
-	})
+	defer d.mu.Unlock()
+	if b.refs > 0 {
+		b.closePending = true
+		return nil
+	}
+	d.retireAfterLocked(b.lastUse, b.destroyLocked)
 	return nil
+}
+
+// destroyLocked frees the buffer; the caller holds dev.mu.
+func (b *Buffer) destroyLocked() {
+	d := b.dev
+	vkg.DestroyBuffer(d.handle, b.handle, nil)
+	d.mem.free(b.mem)
+	d.live["buffer"]--
+	if d.live["buffer"] == 0 {
+		delete(d.live, "buffer")
+	}
+}
+
+// unrefLocked drops a command buffer's reference; the caller holds dev.mu.
+func (b *Buffer) unrefLocked() {
+	b.refs--
+	if b.refs == 0 && b.closePending {
+		b.closePending = false
+		b.dev.retireAfterLocked(b.lastUse, b.destroyLocked)
+	}
 }
 
 func (b *Buffer) usable() error {

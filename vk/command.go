@@ -309,6 +309,19 @@ func (c *CommandBuffer) touch(r BufferRange, write bool) {
 		}
 	}
 	c.used = append(c.used, r.Buffer)
+	c.dev.mu.Lock()
+	r.Buffer.refs++
+	c.dev.mu.Unlock()
+}
+
+// releaseUsedLocked drops the references the recording holds on its
+// buffers; the caller holds dev.mu.
+func (c *CommandBuffer) releaseUsedLocked() {
+	for i, b := range c.used {
+		b.unrefLocked()
+		c.used[i] = nil
+	}
+	c.used = c.used[:0]
 }
 
 // maxHazards bounds the look-back; past it a barrier is cheaper than the
@@ -568,6 +581,7 @@ func (c *CommandBuffer) Reset() error {
 		vkg.ResetDescriptorPool(d.handle, vkg.DescriptorPool(unsafe.Pointer(p)), 0)
 	}
 	d.descPools = append(d.descPools, c.pools...)
+	c.releaseUsedLocked()
 	d.mu.Unlock()
 	c.pools = c.pools[:0]
 	return c.start()
@@ -585,12 +599,13 @@ func (c *CommandBuffer) Close() error {
 		return nil
 	}
 	f, pools := c.f, c.pools
-	c.f, c.pools, c.used, c.hazards = nil, nil, nil, nil
+	c.f, c.pools, c.hazards = nil, nil, nil
 	serial := uint64(0)
 	if c.state == cbSubmitted {
 		serial = c.serial
 	}
 	d.retireAfter(serial, func() {
+		c.releaseUsedLocked()
 		d.recycle(f, pools)
 		d.live["command-buffer"]--
 		if d.live["command-buffer"] == 0 {

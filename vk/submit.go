@@ -144,6 +144,11 @@ func (d *Device) retireAfter(serial uint64, fn func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_ = d.pollLocked()
+	d.retireAfterLocked(serial, fn)
+}
+
+// retireAfterLocked is retireAfter for a caller holding d.mu.
+func (d *Device) retireAfterLocked(serial uint64, fn func()) {
 	if serial <= d.completed {
 		fn()
 		return

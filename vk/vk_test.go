@@ -616,3 +616,50 @@ func TestHostBuffer(t *testing.T) {
 		})
 	}
 }
+
+// Closing a buffer that a recorded command buffer uses is safe at any
+// point: the memory lives until the command buffer is closed or reset and
+// its work has finished.
+func TestCloseBuffersBeforeCommit(t *testing.T) {
+	for name, opts := range pathOptions {
+		t.Run(name, func(t *testing.T) {
+			d := vktest.Open(t, opts)
+			ctx := context.Background()
+			data := randomBytes(rand.New(rand.NewSource(4)), 1<<16)
+			src, err := d.NewBuffer(1<<16, "src")
+			require.NoError(t, err)
+			require.NoError(t, src.Write(ctx, 0, data))
+			scratch, err := d.NewBuffer(1<<16, "scratch")
+			require.NoError(t, err)
+			out, err := d.NewBuffer(1<<16, "out")
+			require.NoError(t, err)
+			defer out.Close()
+			cb, err := d.NewCommandBuffer()
+			require.NoError(t, err)
+			copyKernel(t, d, cb, scratch.Whole(), src.Whole())
+			copyKernel(t, d, cb, out.Whole(), scratch.Whole())
+			// Both closed before the work is even submitted.
+			require.NoError(t, src.Close())
+			require.NoError(t, scratch.Close())
+			assert.Equal(t, 3, d.LiveObjects()["buffer"], "kept alive by the recording")
+			// Other allocations must not reuse their memory meanwhile.
+			for i := 0; i < 4; i++ {
+				b, err := d.NewBuffer(1<<16, "other")
+				require.NoError(t, err)
+				require.NoError(t, b.Write(ctx, 0, make([]byte, 1<<16)))
+				defer b.Close()
+			}
+			require.NoError(t, cb.Commit())
+			require.NoError(t, cb.Wait(ctx))
+			got := make([]byte, 1<<16)
+			require.NoError(t, out.Read(ctx, 0, got))
+			require.Equal(t, data, got)
+			// A replay still works: the recording keeps its buffers.
+			require.NoError(t, cb.Commit())
+			require.NoError(t, cb.Wait(ctx))
+			require.NoError(t, cb.Close())
+			require.NoError(t, d.WaitIdle(ctx))
+			assert.Equal(t, 5, d.LiveObjects()["buffer"], "freed once the command buffer closed")
+		})
+	}
+}
