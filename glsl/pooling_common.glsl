@@ -1,4 +1,4 @@
-// Shared by the forward pooling shaders (pooling_*.comp).
+// Shared by the forward pooling shaders (pooling_*.comp except *_grad.comp).
 //
 // Images are NCHW float32. One invocation computes one destination pixel:
 // gl_GlobalInvocationID.x runs over the clip rectangle's pixels (row-major),
@@ -35,6 +35,9 @@ layout(push_constant) uniform Push {
 	uint srcPlane;    // source H*W
 	uint dstPlane;    // destination H*W
 	uint dstWidth;    // destination W
+	uint amBase;      // pooling_max_argmax: word offset of plane (0, 0) in the argmax range
+	uint amBatch;     // words between consecutive batch images of the argmax buffer
+	uint amPlane;     // words per argmax plane (clip pixels packed 32/AMBITS per word)
 } pc;
 
 // Pixel of this invocation; false when it lies past the clip rectangle.
@@ -56,4 +59,39 @@ bool pixel(out ivec2 ij, out uint srcOff, out uint dstIndex) {
 // First tap of the window of clip pixel ij.
 ivec2 windowStart(ivec2 ij) {
 	return pc.offset + ivec2(SX, SY) * ij - ivec2(((KW - 1) * DX + 1) / 2, ((KH - 1) * DY + 1) / 2);
+}
+
+// Maximum of the window whose first tap is s, in the source plane starting
+// at srcOff, and the tap that holds it: ky*KW + kx, or -1 when an outside tap
+// (reading 0 under EdgeZero) wins or the window has no tap (EdgeClamp).
+// Taps are visited row-major; the first maximum wins and the first NaN beats
+// everything (SPEC.md's tie rule, the same on every device).
+float windowMax(uint srcOff, ivec2 s, out int tap) {
+	float m = 0.0;
+	bool have = false;
+	tap = -1;
+	for (int ky = 0; ky < KH; ky++) {
+		int y = s.y + ky * DY;
+		bool yin = y >= 0 && y < pc.srcSize.y;
+		for (int kx = 0; kx < KW; kx++) {
+			int x = s.x + kx * DX;
+			float v = 0.0;
+			int t = -1;
+			if (yin && x >= 0 && x < pc.srcSize.x) {
+				v = src[srcOff + uint(y * pc.srcSize.x + x)];
+				t = ky * KW + kx;
+			} else if (CLAMP) {
+				continue;
+			}
+			if (!have) {
+				m = v;
+				tap = t;
+				have = true;
+			} else if (!isnan(m) && (isnan(v) || v > m)) {
+				m = v;
+				tap = t;
+			}
+		}
+	}
+	return m;
 }

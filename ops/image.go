@@ -121,6 +121,11 @@ func (im *Image) W() int { return im.w }
 // Len returns N*C*H*W, the number of values Write takes and Read returns.
 func (im *Image) Len() int { return im.n * im.c * im.h * im.w }
 
+// Mapped reports whether Write and Read reach the image's memory directly
+// (host-visible memory, as on lavapipe and integrated GPUs) rather than
+// through the device's staging ring.
+func (im *Image) Mapped() bool { return im.buf.Mapped() }
+
 // Device returns the image's device.
 func (im *Image) Device() *vk.Device { return im.dev }
 

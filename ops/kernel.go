@@ -114,33 +114,39 @@ func (k *Kernel) checkImage(role string, im *Image) error {
 // what the encode must compute. Checks run in a fixed order: images, device,
 // aliasing, channels, batch, clip.
 func (k *Kernel) resolve(src, dst *Image) (job, error) {
+	return k.resolveRoles(src, dst, "source", "destination")
+}
+
+// resolveRoles is resolve with the images named srcRole and dstRole in
+// errors (a gradient kernel's source is the source gradient).
+func (k *Kernel) resolveRoles(src, dst *Image, srcRole, dstRole string) (job, error) {
 	var j job
-	if err := k.checkImage("source", src); err != nil {
+	if err := k.checkImage(srcRole, src); err != nil {
 		return j, err
 	}
-	if err := k.checkImage("destination", dst); err != nil {
+	if err := k.checkImage(dstRole, dst); err != nil {
 		return j, err
 	}
 	if overlaps(src, dst) {
-		return j, fmt.Errorf("%w: %s: source %s and destination %s share storage", ErrAlias, k.Label, src, dst)
+		return j, fmt.Errorf("%w: %s: %s %s and %s %s share storage", ErrAlias, k.Label, srcRole, src, dstRole, dst)
 	}
 	// Channels.
 	so, do := k.SourceFeatureChannelOffset, k.DestinationFeatureChannelOffset
 	if so < 0 || so >= src.c {
-		return j, fmt.Errorf("%w: %s: source channel offset %d outside the %d channels of %s", ErrChannelRange, k.Label, so, src.c, src)
+		return j, fmt.Errorf("%w: %s: %s channel offset %d outside the %d channels of %s", ErrChannelRange, k.Label, srcRole, so, src.c, src)
 	}
 	if do < 0 || do >= dst.c {
-		return j, fmt.Errorf("%w: %s: destination channel offset %d outside the %d channels of %s", ErrChannelRange, k.Label, do, dst.c, dst)
+		return j, fmt.Errorf("%w: %s: %s channel offset %d outside the %d channels of %s", ErrChannelRange, k.Label, dstRole, do, dst.c, dst)
 	}
 	if k.SourceFeatureChannelMaxCount < 0 {
-		return j, fmt.Errorf("%w: %s: source channel max count %d < 0", ErrChannelRange, k.Label, k.SourceFeatureChannelMaxCount)
+		return j, fmt.Errorf("%w: %s: %s channel max count %d < 0", ErrChannelRange, k.Label, srcRole, k.SourceFeatureChannelMaxCount)
 	}
 	j.channels = src.c - so
 	if m := k.SourceFeatureChannelMaxCount; m > 0 && m < j.channels {
 		j.channels = m
 	}
 	if do+j.channels > dst.c {
-		return j, fmt.Errorf("%w: %s: %d channels from source channel %d do not fit destination %s from channel %d", ErrChannelRange, k.Label, j.channels, so, dst, do)
+		return j, fmt.Errorf("%w: %s: %d channels from %s channel %d do not fit %s %s from channel %d", ErrChannelRange, k.Label, j.channels, srcRole, so, dstRole, dst, do)
 	}
 	j.srcC0, j.dstC0 = so, do
 	// Batch.
@@ -149,19 +155,19 @@ func (k *Kernel) resolve(src, dst *Image) (job, error) {
 		return j, fmt.Errorf("%w: %s: clip rectangle %+v has a negative field", ErrGeometry, k.Label, cr)
 	}
 	if cr.Z >= dst.n {
-		return j, fmt.Errorf("%w: %s: clip rectangle starts at batch image %d of a destination with %d", ErrShape, k.Label, cr.Z, dst.n)
+		return j, fmt.Errorf("%w: %s: clip rectangle starts at batch image %d of a %s with %d", ErrShape, k.Label, cr.Z, dstRole, dst.n)
 	}
 	j.batches = dst.n - cr.Z
 	if cr.Depth > 0 && cr.Depth < j.batches {
 		j.batches = cr.Depth
 	}
 	if k.Offset.Z < 0 || k.Offset.Z+j.batches > src.n {
-		return j, fmt.Errorf("%w: %s: %d batch images from source image %d, but source %s has %d", ErrShape, k.Label, j.batches, k.Offset.Z, src, src.n)
+		return j, fmt.Errorf("%w: %s: %d batch images from %s image %d, but %s %s has %d", ErrShape, k.Label, j.batches, srcRole, k.Offset.Z, srcRole, src, src.n)
 	}
 	j.srcN0, j.dstN0 = k.Offset.Z, cr.Z
 	// Clip: intersect with the destination (MPS); an empty one is an error.
 	if cr.X >= dst.w || cr.Y >= dst.h {
-		return j, fmt.Errorf("%w: %s: clip rectangle origin (%d, %d) lies outside destination %s", ErrGeometry, k.Label, cr.X, cr.Y, dst)
+		return j, fmt.Errorf("%w: %s: clip rectangle origin (%d, %d) lies outside %s %s", ErrGeometry, k.Label, cr.X, cr.Y, dstRole, dst)
 	}
 	j.clipX, j.clipY = cr.X, cr.Y
 	j.clipW, j.clipH = dst.w-cr.X, dst.h-cr.Y

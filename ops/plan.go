@@ -12,38 +12,55 @@ import (
 // encode is therefore split into parts: all of it when it fits, else groups
 // of whole batch images, else groups of channels of one batch image. A
 // single plane (H*W values) larger than the range is an ErrDeviceLimit.
+// Every buffer a dispatch binds (two for the forward kernels, three for the
+// gradients, plus a gradient state's argmax indices) is split the same way.
 
-// span is the planes of one image a part covers: batch images
-// [n0, n0+batches) and channels [c0, c0+channels) of each.
+// maxSpans is the most buffers one planned dispatch binds.
+const maxSpans = 4
+
+// span is the planes of one buffer a part covers: batch images
+// [n0, n0+batches) and channels [c0, c0+channels) of each. Elements are 4
+// bytes (float32 values or packed uint32 words).
 type span struct {
-	im     *Image
+	buf    *vk.Buffer
+	base   uint64 // element index of plane (batch 0, channel 0)
+	plane  uint64 // elements per plane
+	cTotal int    // planes per batch image
 	n0, c0 int
+	// what names the buffer in errors; h, w are its plane's size.
+	what string
+	h, w int
 }
 
-// part is one dispatch's share of an encode.
+// imageSpan is the span of im from batch n0, channel c0.
+func imageSpan(im *Image, n0, c0 int) span {
+	return span{buf: im.buf, base: im.base, plane: uint64(im.h * im.w), cTotal: im.cTotal,
+		n0: n0, c0: c0, what: im.String(), h: im.h, w: im.w}
+}
+
+// part is one dispatch's share of an encode: a range of each span and the
+// element index of the part's first plane within it.
 type part struct {
-	src, dst         vk.BufferRange
-	srcBase, dstBase uint32 // element index of the first plane within the range
-	n, c             int    // batch and channel of the part's first plane, relative to the job
-	batches          int
-	channels         int
+	ranges   [maxSpans]vk.BufferRange
+	bases    [maxSpans]uint32
+	n, c     int // batch and channel of the part's first plane, relative to the job
+	batches  int
+	channels int
 }
 
 // bytes returns the byte length of batches × channels planes of s.
 func (s span) bytes(batches, channels int) uint64 {
-	hw := uint64(s.im.h * s.im.w)
-	return (uint64(batches-1)*uint64(s.im.cTotal) + uint64(channels)) * hw * 4
+	return (uint64(batches-1)*uint64(s.cTotal) + uint64(channels)) * s.plane * 4
 }
 
 // bind returns the aligned range holding the planes starting at batch n,
 // channel c of s, and the element index of that first plane within it.
 func (s span) bind(align uint64, n, c, batches, channels int) (vk.BufferRange, uint32) {
-	hw := uint64(s.im.h * s.im.w)
-	first := s.im.base + (uint64(s.n0+n)*uint64(s.im.cTotal)+uint64(s.c0+c))*hw
+	first := s.base + (uint64(s.n0+n)*uint64(s.cTotal)+uint64(s.c0+c))*s.plane
 	byteOff := first * 4
 	start := byteOff - byteOff%align
 	size := byteOff + s.bytes(batches, channels) - start
-	return s.im.buf.Range(start, size), uint32((byteOff - start) / 4)
+	return s.buf.Range(start, size), uint32((byteOff - start) / 4)
 }
 
 // largest returns the largest count in [0, max] with fits(count) true,
@@ -61,9 +78,13 @@ func largest(max int, fits func(int) bool) int {
 	return lo
 }
 
-// forEachPart splits batches × channels planes of a and b into dispatches
-// that fit the device's limits and calls fn for each.
-func forEachPart(lim *vk.Limits, a, b span, batches, channels int, fn func(p *part) error) error {
+// forEachPart splits batches × channels planes of every span into
+// dispatches that fit the device's limits and calls fn for each; the
+// part's ranges and bases are in the order of spans.
+func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p *part) error) error {
+	if len(spans) > maxSpans {
+		panic("ops: too many spans")
+	}
 	align := lim.MinStorageBufferOffsetAlignment
 	if align < 4 {
 		align = 4
@@ -71,12 +92,18 @@ func forEachPart(lim *vk.Limits, a, b span, batches, channels int, fn func(p *pa
 	room := lim.MaxStorageBufferRange - (align - 4) // the alignment slack of one range
 	maxZ := int(lim.MaxComputeWorkGroupCount[2])
 	fits := func(nb, nc int) bool {
-		return a.bytes(nb, nc) <= room && b.bytes(nb, nc) <= room && nb*nc <= maxZ
+		for _, s := range spans {
+			if s.bytes(nb, nc) > room {
+				return false
+			}
+		}
+		return nb*nc <= maxZ
 	}
 	var p part
 	emit := func(n, c, nb, nc int) error {
-		p.src, p.srcBase = a.bind(align, n, c, nb, nc)
-		p.dst, p.dstBase = b.bind(align, n, c, nb, nc)
+		for i, s := range spans {
+			p.ranges[i], p.bases[i] = s.bind(align, n, c, nb, nc)
+		}
 		p.n, p.c, p.batches, p.channels = n, c, nb, nc
 		return fn(&p)
 	}
@@ -94,12 +121,14 @@ func forEachPart(lim *vk.Limits, a, b span, batches, channels int, fn func(p *pa
 	}
 	nc := largest(channels, func(nc int) bool { return fits(1, nc) })
 	if nc == 0 {
-		big := a.im
-		if b.bytes(1, 1) > a.bytes(1, 1) {
-			big = b.im
+		big := spans[0]
+		for _, s := range spans[1:] {
+			if s.bytes(1, 1) > big.bytes(1, 1) {
+				big = s
+			}
 		}
 		return fmt.Errorf("%w: one %dx%d plane of %s (%d bytes) exceeds the device's max storage buffer range (%d bytes)",
-			ErrDeviceLimit, big.h, big.w, big, uint64(big.h*big.w)*4, lim.MaxStorageBufferRange)
+			ErrDeviceLimit, big.h, big.w, big.what, big.plane*4, lim.MaxStorageBufferRange)
 	}
 	for n := 0; n < batches; n++ {
 		for c := 0; c < channels; c += nc {

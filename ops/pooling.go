@@ -84,6 +84,7 @@ type pooling struct {
 	geom   Geometry
 	shader *spirv.Shader
 	pipes  [2]*vk.Pipeline // by edge mode
+	amPipe [2]*vk.Pipeline // pooling_max_argmax, by edge mode
 	local  int
 }
 
@@ -120,26 +121,39 @@ func (p *pooling) Geometry() Geometry { return p.geom }
 // Kind returns the kernel's family.
 func (p *pooling) Kind() PoolingKind { return p.kind }
 
-func (p *pooling) pipeline(edge EdgeMode) (*vk.Pipeline, error) {
+// pipeline returns the kernel's pipeline for edge mode edge; with argmax,
+// the max shader that also records the window winners.
+func (p *pooling) pipeline(edge EdgeMode, argmax bool) (*vk.Pipeline, error) {
 	if !edge.Valid() {
 		return nil, fmt.Errorf("%w: %s: edge mode %v", ErrGeometry, p.Label, edge)
 	}
-	if pl := p.pipes[edge]; pl != nil {
-		return pl, nil
+	cache, sh := &p.pipes[edge], p.shader
+	if argmax {
+		cache, sh = &p.amPipe[edge], spirv.PoolingMaxArgmax
 	}
-	g := p.geom
+	if *cache != nil {
+		return *cache, nil
+	}
+	spec := geometrySpec(p.geom, edge, p.local)
+	spec["AMBITS"] = uint32(argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight))
+	pl, err := pipeline(p.dev, sh, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	*cache = pl
+	return pl, nil
+}
+
+// geometrySpec returns the specialization constants the pooling shaders
+// share: workgroup size, kernel size, stride, dilation and edge mode.
+func geometrySpec(g Geometry, edge EdgeMode, local int) map[string]uint32 {
 	clamp := uint32(0)
 	if edge == EdgeClamp {
 		clamp = 1
 	}
-	pl, err := pipeline(p.dev, p.shader, map[string]uint32{"local_size_x": uint32(p.local),
+	return map[string]uint32{"local_size_x": uint32(local),
 		"KW": uint32(g.KernelWidth), "KH": uint32(g.KernelHeight), "SX": uint32(g.StrideX), "SY": uint32(g.StrideY),
-		"DX": uint32(g.DilationX), "DY": uint32(g.DilationY), "CLAMP": clamp})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
-	}
-	p.pipes[edge] = pl
-	return pl, nil
+		"DX": uint32(g.DilationX), "DY": uint32(g.DilationY), "CLAMP": clamp}
 }
 
 // paddingKernel describes the kernel to a padding policy.
@@ -185,6 +199,8 @@ type poolPush struct {
 	Channels           uint32
 	SrcPlane, DstPlane uint32
 	DstWidth           uint32
+	AmBase, AmBatch    uint32 // pooling_max_argmax only
+	AmPlane            uint32
 }
 
 // unbounded is a count region that holds every tap.
@@ -205,18 +221,21 @@ func countRegion(edge EdgeMode, zeroPad padding.Pads, exclude bool, edgePads pad
 }
 
 // encode records the kernel on cb from src into dst; region is the
-// average count region (ignored by the other kinds).
-func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *job) [4]int32) (job, error) {
+// average count region (ignored by the other kinds). With state it returns
+// the gradient state of the encode; with record (max kinds) that state
+// also holds each window's argmax, written by the same dispatches.
+func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *job) [4]int32, state, record bool) (*PoolingGradientState, error) {
 	if cb == nil {
-		return job{}, fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
+		return nil, fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
 	}
 	j, err := p.resolve(src, dst)
 	if err != nil {
-		return j, err
+		return nil, err
 	}
-	pl, err := p.pipeline(p.EdgeMode)
+	record = record && state
+	pl, err := p.pipeline(p.EdgeMode, record)
 	if err != nil {
-		return j, err
+		return nil, err
 	}
 	pc := poolPush{
 		SrcW: int32(src.w), SrcH: int32(src.h),
@@ -229,18 +248,35 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *j
 		r := region(&j)
 		pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
 	}
+	var st *PoolingGradientState
+	spans := []span{imageSpan(src, j.srcN0, j.srcC0), imageSpan(dst, j.dstN0, j.dstC0)}
+	count := j.clipW * j.clipH // invocations per plane
+	if state {
+		st = p.newState(j)
+	}
+	if record {
+		st.argmaxBits = argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight)
+		per := 32 / st.argmaxBits
+		st.planeWords = (count + per - 1) / per
+		st.argmax, err = p.dev.NewBuffer(uint64(j.batches*j.channels*st.planeWords)*4, p.Label+" argmax")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Label, err)
+		}
+		pc.AmBatch, pc.AmPlane = uint32(j.channels*st.planeWords), uint32(st.planeWords)
+		spans = append(spans, st.argmaxSpan(0, 0))
+		count = st.planeWords
+	}
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	var binds [2]vk.BufferRange
-	err = forEachPart(&lim, span{src, j.srcN0, j.srcC0}, span{dst, j.dstN0, j.dstC0}, j.batches, j.channels, func(pt *part) error {
-		pc.SrcBase, pc.DstBase, pc.Channels = pt.srcBase, pt.dstBase, uint32(pt.channels)
-		binds[0], binds[1] = pt.src, pt.dst
-		return cb.Dispatch(pl, binds[:], push, groups(&lim, j.clipW*j.clipH, p.local, pt.batches*pt.channels))
+	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt *part) error {
+		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
+		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, groups(&lim, count, p.local, pt.batches*pt.channels))
 	})
 	if err != nil {
-		return j, fmt.Errorf("%s: %w", p.Label, err)
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
-	return j, nil
+	return st, nil
 }
 
 // applyPadding sets the kernel's offset and edge mode from a policy result
@@ -251,11 +287,13 @@ func (p *pooling) applyPadding(r padding.Result) {
 }
 
 // encodeNew resolves the padding policy, configures the kernel from it,
-// allocates the destination and encodes into it.
-func (p *pooling) encodeNew(cb *vk.CommandBuffer, src *Image, zeroPad padding.Pads, apply func(padding.Result), enc func(dst *Image) error) (*Image, error) {
+// allocates the destination and encodes into it with enc, which returns
+// the gradient state when one was asked for.
+func (p *pooling) encodeNew(cb *vk.CommandBuffer, src *Image, zeroPad padding.Pads, apply func(padding.Result),
+	enc func(dst *Image) (*PoolingGradientState, error)) (*Image, *PoolingGradientState, error) {
 	r, err := p.resolvePadding(src, zeroPad)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.applyPadding(r)
 	if apply != nil {
@@ -263,24 +301,35 @@ func (p *pooling) encodeNew(cb *vk.CommandBuffer, src *Image, zeroPad padding.Pa
 	}
 	dst, err := p.allocate(ImageDescriptor{N: r.Dest.N, C: r.Dest.C, H: r.Dest.H, W: r.Dest.W, Label: p.Label + " destination"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	saved := p.ClipRect
 	p.ClipRect = Region{}
-	err = enc(dst)
+	st, err := enc(dst)
 	p.ClipRect = saved
 	if err != nil {
 		dst.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return dst, nil
+	if st != nil {
+		st.Padding = p.policy()
+	}
+	return dst, st, nil
 }
 
 // PoolingMax is max pooling (MPSCNNPoolingMax): each destination pixel is
 // the maximum over its window. EdgeZero (the default): taps outside the
 // source read 0 and take part; EdgeClamp: they are skipped, and a window
 // with no tap inside gives 0. A NaN in the window makes the result NaN.
-type PoolingMax struct{ pooling }
+type PoolingMax struct {
+	pooling
+	// RecordArgmax makes the EncodeWithState forms record each window's
+	// winning tap in the gradient state (a byte per destination pixel for
+	// windows of up to 255 taps, else 16 bits), so that the gradient does
+	// not read the source image again. Gradients are bit-identical either
+	// way. Default false (MPS: the gradient recomputes the argmax).
+	RecordArgmax bool
+}
 
 // NewPoolingMax makes a max pooling kernel with the given window and
 // strides (MPS initWithDevice:kernelWidth:kernelHeight:strideInPixelsX:Y:).
@@ -289,13 +338,13 @@ func NewPoolingMax(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY i
 	if err != nil {
 		return nil, err
 	}
-	return &PoolingMax{p}, nil
+	return &PoolingMax{pooling: p}, nil
 }
 
 // Encode records max pooling from src into dst, using the kernel's
 // properties as set (the padding policy is not consulted).
 func (k *PoolingMax) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
-	_, err := k.encode(cb, src, dst, nil)
+	_, err := k.encode(cb, src, dst, nil, false, false)
 	return err
 }
 
@@ -303,14 +352,36 @@ func (k *PoolingMax) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
 // offset (and edge mode, where the policy says) from it, and encodes into
 // it. The caller closes the returned image.
 func (k *PoolingMax) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
-	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+	dst, _, err := k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return nil, k.Encode(cb, src, dst)
+	})
+	return dst, err
+}
+
+// EncodeWithState is Encode that also returns the gradient state for
+// PoolingMaxGradient (with the argmax indices when RecordArgmax is set).
+// The caller closes the state.
+func (k *PoolingMax) EncodeWithState(cb *vk.CommandBuffer, src, dst *Image) (*PoolingGradientState, error) {
+	return k.encode(cb, src, dst, nil, true, k.RecordArgmax)
+}
+
+// EncodeNewWithState is EncodeNew that also returns the gradient state.
+// The caller closes the image and the state.
+func (k *PoolingMax) EncodeNewWithState(cb *vk.CommandBuffer, src *Image) (*Image, *PoolingGradientState, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return k.EncodeWithState(cb, src, dst)
+	})
 }
 
 // DilatedPoolingMax is max pooling over a dilated window
 // (MPSCNNDilatedPoolingMax): taps DilationX/Y pixels apart, an even window
 // leaning to the top left (kernel 2, dilation 3 reads -2 and +1 around the
 // centre). Edge modes and NaN as PoolingMax.
-type DilatedPoolingMax struct{ pooling }
+type DilatedPoolingMax struct {
+	pooling
+	// RecordArgmax: as PoolingMax's.
+	RecordArgmax bool
+}
 
 // NewDilatedPoolingMax makes a dilated max pooling kernel (MPS
 // initWithDevice:kernelWidth:kernelHeight:dilationRateX:dilationRateY:
@@ -320,18 +391,34 @@ func NewDilatedPoolingMax(dev *vk.Device, kernelWidth, kernelHeight, dilationX, 
 	if err != nil {
 		return nil, err
 	}
-	return &DilatedPoolingMax{p}, nil
+	return &DilatedPoolingMax{pooling: p}, nil
 }
 
 // Encode records dilated max pooling from src into dst (properties as set).
 func (k *DilatedPoolingMax) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
-	_, err := k.encode(cb, src, dst, nil)
+	_, err := k.encode(cb, src, dst, nil, false, false)
 	return err
 }
 
 // EncodeNew is Encode into a destination sized by the padding policy.
 func (k *DilatedPoolingMax) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
-	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+	dst, _, err := k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return nil, k.Encode(cb, src, dst)
+	})
+	return dst, err
+}
+
+// EncodeWithState is Encode that also returns the gradient state for
+// DilatedPoolingMaxGradient (with argmax indices when RecordArgmax is set).
+func (k *DilatedPoolingMax) EncodeWithState(cb *vk.CommandBuffer, src, dst *Image) (*PoolingGradientState, error) {
+	return k.encode(cb, src, dst, nil, true, k.RecordArgmax)
+}
+
+// EncodeNewWithState is EncodeNew that also returns the gradient state.
+func (k *DilatedPoolingMax) EncodeNewWithState(cb *vk.CommandBuffer, src *Image) (*Image, *PoolingGradientState, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return k.EncodeWithState(cb, src, dst)
+	})
 }
 
 // PoolingL2Norm is L2-norm pooling (MPSCNNPoolingL2Norm):
@@ -350,13 +437,29 @@ func NewPoolingL2Norm(dev *vk.Device, kernelWidth, kernelHeight, strideX, stride
 
 // Encode records L2-norm pooling from src into dst (properties as set).
 func (k *PoolingL2Norm) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
-	_, err := k.encode(cb, src, dst, nil)
+	_, err := k.encode(cb, src, dst, nil, false, false)
 	return err
 }
 
 // EncodeNew is Encode into a destination sized by the padding policy.
 func (k *PoolingL2Norm) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
-	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) error { return k.Encode(cb, src, dst) })
+	dst, _, err := k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return nil, k.Encode(cb, src, dst)
+	})
+	return dst, err
+}
+
+// EncodeWithState is Encode that also returns the gradient state for
+// PoolingL2NormGradient.
+func (k *PoolingL2Norm) EncodeWithState(cb *vk.CommandBuffer, src, dst *Image) (*PoolingGradientState, error) {
+	return k.encode(cb, src, dst, nil, true, false)
+}
+
+// EncodeNewWithState is EncodeNew that also returns the gradient state.
+func (k *PoolingL2Norm) EncodeNewWithState(cb *vk.CommandBuffer, src *Image) (*Image, *PoolingGradientState, error) {
+	return k.encodeNew(cb, src, padding.Pads{}, nil, func(dst *Image) (*PoolingGradientState, error) {
+		return k.EncodeWithState(cb, src, dst)
+	})
 }
 
 // PoolingAverage is average pooling (MPSCNNPoolingAverage):
@@ -390,21 +493,52 @@ func (k *PoolingAverage) region(j *job) [4]int32 {
 	return countRegion(k.EdgeMode, k.ZeroPad, k.ExcludeEdges, k.EdgePads, j.src.w, j.src.h)
 }
 
-// Encode records average pooling from src into dst (properties as set).
-func (k *PoolingAverage) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+func (k *PoolingAverage) checkZeroPad() error {
 	for _, v := range []int{k.ZeroPad.Top, k.ZeroPad.Left, k.ZeroPad.Bottom, k.ZeroPad.Right} {
 		if v < 0 {
 			return fmt.Errorf("%w: %s: negative zero pad %v", ErrGeometry, k.Label, k.ZeroPad)
 		}
 	}
-	_, err := k.encode(cb, src, dst, k.region)
+	return nil
+}
+
+// Encode records average pooling from src into dst (properties as set).
+func (k *PoolingAverage) Encode(cb *vk.CommandBuffer, src, dst *Image) error {
+	if err := k.checkZeroPad(); err != nil {
+		return err
+	}
+	_, err := k.encode(cb, src, dst, k.region, false, false)
 	return err
 }
 
 // EncodeNew is Encode into a destination sized by the padding policy,
 // which also sets ZeroPad, ExcludeEdges and EdgePads.
 func (k *PoolingAverage) EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error) {
-	return k.encodeNew(cb, src, k.ZeroPad, k.applyAverage, func(dst *Image) error { return k.Encode(cb, src, dst) })
+	dst, _, err := k.encodeNew(cb, src, k.ZeroPad, k.applyAverage, func(dst *Image) (*PoolingGradientState, error) {
+		return nil, k.Encode(cb, src, dst)
+	})
+	return dst, err
+}
+
+// EncodeWithState is Encode that also returns the gradient state for
+// PoolingAverageGradient (it records ZeroPad, ExcludeEdges and EdgePads).
+func (k *PoolingAverage) EncodeWithState(cb *vk.CommandBuffer, src, dst *Image) (*PoolingGradientState, error) {
+	if err := k.checkZeroPad(); err != nil {
+		return nil, err
+	}
+	st, err := k.encode(cb, src, dst, k.region, true, false)
+	if err != nil {
+		return nil, err
+	}
+	st.ZeroPad, st.ExcludeEdges, st.EdgePads = k.ZeroPad, k.ExcludeEdges, k.EdgePads
+	return st, nil
+}
+
+// EncodeNewWithState is EncodeNew that also returns the gradient state.
+func (k *PoolingAverage) EncodeNewWithState(cb *vk.CommandBuffer, src *Image) (*Image, *PoolingGradientState, error) {
+	return k.encodeNew(cb, src, k.ZeroPad, k.applyAverage, func(dst *Image) (*PoolingGradientState, error) {
+		return k.EncodeWithState(cb, src, dst)
+	})
 }
 
 func (k *PoolingAverage) applyAverage(r padding.Result) {
@@ -421,6 +555,14 @@ type Pooling interface {
 	// EncodeNew sizes a destination with the padding policy, configures
 	// the kernel from it and encodes into it; the caller closes it.
 	EncodeNew(cb *vk.CommandBuffer, src *Image) (*Image, error)
+	// EncodeWithState and EncodeNewWithState are Encode and EncodeNew that
+	// also return the state the kernel's gradient needs; the caller closes
+	// it once the command buffers using it are committed.
+	EncodeWithState(cb *vk.CommandBuffer, src, dst *Image) (*PoolingGradientState, error)
+	EncodeNewWithState(cb *vk.CommandBuffer, src *Image) (*Image, *PoolingGradientState, error)
+	// SetRecordArgmax sets RecordArgmax on the max kinds; the others
+	// ignore it (their gradients need no argmax).
+	SetRecordArgmax(on bool)
 	// Properties returns the kernel's MPSCNNKernel properties to set.
 	Properties() *Kernel
 	// Kind and Geometry describe the kernel.
@@ -431,6 +573,15 @@ type Pooling interface {
 // Properties returns the kernel's properties (offset, clip, edge mode,
 // padding policy, channel offsets) for callers holding a Pooling.
 func (p *pooling) Properties() *Kernel { return &p.Kernel }
+
+// SetRecordArgmax does nothing: only the max kinds record argmax.
+func (p *pooling) SetRecordArgmax(bool) {}
+
+// SetRecordArgmax sets RecordArgmax.
+func (k *PoolingMax) SetRecordArgmax(on bool) { k.RecordArgmax = on }
+
+// SetRecordArgmax sets RecordArgmax.
+func (k *DilatedPoolingMax) SetRecordArgmax(on bool) { k.RecordArgmax = on }
 
 // NewPooling makes the forward kernel of kind with geometry g. Dilation
 // other than 1 is allowed only for KindMax, which then becomes

@@ -2,6 +2,23 @@
 
 package spirv
 
+// Add is glsl/add.comp.
+var Add = &Shader{
+	Name: "add",
+	file: "add.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "A", Access: ReadOnly},
+		{Binding: 1, Name: "B", Access: ReadOnly},
+		{Binding: 2, Name: "D", Access: WriteOnly},
+	},
+	PushConstantSize: 24,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // Copy is glsl/copy.comp.
 var Copy = &Shader{
 	Name: "copy",
@@ -18,6 +35,25 @@ var Copy = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// Loss is glsl/loss.comp.
+var Loss = &Shader{
+	Name: "loss",
+	file: "loss.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Pred", Access: ReadOnly},
+		{Binding: 1, Name: "Labels", Access: ReadOnly},
+		{Binding: 2, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 28,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "TYPE", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // PoolingAverage is glsl/pooling_average.comp.
 var PoolingAverage = &Shader{
 	Name: "pooling_average",
@@ -26,7 +62,29 @@ var PoolingAverage = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 80,
+	PushConstantSize: 92,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingAverageGrad is glsl/pooling_average_grad.comp.
+var PoolingAverageGrad = &Shader{
+	Name: "pooling_average_grad",
+	file: "pooling_average_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -48,7 +106,30 @@ var PoolingL2norm = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 80,
+	PushConstantSize: 92,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2normGrad is glsl/pooling_l2norm_grad.comp.
+var PoolingL2normGrad = &Shader{
+	Name: "pooling_l2norm_grad",
+	file: "pooling_l2norm_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -70,7 +151,7 @@ var PoolingMax = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 80,
+	PushConstantSize: 92,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -85,4 +166,70 @@ var PoolingMax = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-var all = []*Shader{Copy, PoolingAverage, PoolingL2norm, PoolingMax}
+// PoolingMaxArgmax is glsl/pooling_max_argmax.comp.
+var PoolingMaxArgmax = &Shader{
+	Name: "pooling_max_argmax",
+	file: "pooling_max_argmax.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 92,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "AMBITS", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMaxGrad is glsl/pooling_max_grad.comp.
+var PoolingMaxGrad = &Shader{
+	Name: "pooling_max_grad",
+	file: "pooling_max_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Aux", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "AMBITS", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ReduceSum is glsl/reduce_sum.comp.
+var ReduceSum = &Shader{
+	Name: "reduce_sum",
+	file: "reduce_sum.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "In", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 16,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingL2norm, PoolingL2normGrad, PoolingMax, PoolingMaxArgmax, PoolingMaxGrad, ReduceSum}

@@ -1,0 +1,186 @@
+package ops
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+)
+
+// sameShape checks that every image has the shape of the first.
+func sameShape(label string, ims ...*Image) error {
+	for _, im := range ims[1:] {
+		if im.n != ims[0].n || im.c != ims[0].c || im.h != ims[0].h || im.w != ims[0].w {
+			return fmt.Errorf("%w: %s: %s and %s differ in shape", ErrShape, label, ims[0], im)
+		}
+	}
+	return nil
+}
+
+// checkImages validates image arguments: open, on dev, not nil.
+func checkImages(dev *vk.Device, label string, roles []string, ims ...*Image) error {
+	for i, im := range ims {
+		if im == nil {
+			return fmt.Errorf("%w: %s: nil %s image", ErrInvalidImage, label, roles[i])
+		}
+		if err := im.usable(); err != nil {
+			return fmt.Errorf("%s: %s: %w", label, roles[i], err)
+		}
+		if im.dev != dev {
+			return fmt.Errorf("%w: %s: %s image %s is on another device", ErrDevice, label, roles[i], im)
+		}
+	}
+	return nil
+}
+
+// runs calls fn for each batch image's run of values of same-shape
+// images (once for all of them when every image is contiguous), giving the
+// byte offset of the run in each image's buffer and its length in values.
+func runs(ims []*Image, fn func(offs []uint64, count int) error) error {
+	offs := make([]uint64, len(ims))
+	all := true
+	for _, im := range ims {
+		all = all && im.contiguous()
+	}
+	if all {
+		for i, im := range ims {
+			offs[i] = im.base * 4
+		}
+		return fn(offs, ims[0].Len())
+	}
+	for n := 0; n < ims[0].n; n++ {
+		for i, im := range ims {
+			offs[i], _ = im.batchRun(n)
+		}
+		if err := fn(offs, ims[0].c*ims[0].h*ims[0].w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindRun returns the aligned range of buf holding count values at byte
+// offset off, and the index of the first value within it.
+func bindRun(buf *vk.Buffer, align, off uint64, count int) (vk.BufferRange, uint32) {
+	start := off - off%align
+	return buf.Range(start, off+uint64(count)*4-start), uint32((off - start) / 4)
+}
+
+// Copy records a copy of src into dst, which must have the same shape.
+// Either may be a channel view: with it, concatenation is a Copy into a
+// view of the concatenated image, and slicing a Copy out of one.
+func Copy(cb *vk.CommandBuffer, src, dst *Image) error {
+	if cb == nil {
+		return fmt.Errorf("%w: Copy: nil command buffer", ErrInvalidImage)
+	}
+	if src == nil || dst == nil {
+		return fmt.Errorf("%w: Copy: nil image", ErrInvalidImage)
+	}
+	if err := checkImages(src.dev, "Copy", []string{"source", "destination"}, src, dst); err != nil {
+		return err
+	}
+	if err := sameShape("Copy", src, dst); err != nil {
+		return err
+	}
+	if overlaps(src, dst) {
+		return fmt.Errorf("%w: Copy: %s and %s share storage", ErrAlias, src, dst)
+	}
+	return runs([]*Image{src, dst}, func(offs []uint64, count int) error {
+		size := uint64(count) * 4
+		return cb.Copy(dst.buf.Range(offs[1], size), src.buf.Range(offs[0], size))
+	})
+}
+
+// elementwise holds what the element-wise kernels share.
+type elementwise struct {
+	dev   *vk.Device
+	local int
+	label string
+}
+
+func newElementwise(dev *vk.Device, label string) (elementwise, error) {
+	if dev == nil {
+		return elementwise{}, fmt.Errorf("%w: %s: nil device", ErrDevice, label)
+	}
+	// A power of two: the reductions halve it.
+	local := 1
+	for local*2 <= workgroup(dev.Limits()) {
+		local *= 2
+	}
+	return elementwise{dev: dev, local: local, label: label}, nil
+}
+
+// Add is element-wise addition with scales (MPSCNNAdd):
+// dst = Alpha*a + Beta*b. The zero value of Alpha and Beta means 1.
+type Add struct {
+	elementwise
+	Alpha, Beta float32
+	pipe        *vk.Pipeline
+}
+
+// NewAdd makes an addition kernel.
+func NewAdd(dev *vk.Device) (*Add, error) {
+	e, err := newElementwise(dev, "Add")
+	if err != nil {
+		return nil, err
+	}
+	return &Add{elementwise: e}, nil
+}
+
+type addPush struct {
+	Count, ABase, BBase, DBase uint32
+	Alpha, Beta                float32
+}
+
+func orOne(v float32) float32 {
+	if v == 0 {
+		return 1
+	}
+	return v
+}
+
+// Encode records dst = Alpha*a + Beta*b; the three images have one shape
+// and dst shares no storage with a or b.
+func (k *Add) Encode(cb *vk.CommandBuffer, a, b, dst *Image) error {
+	if cb == nil {
+		return fmt.Errorf("%w: Add: nil command buffer", ErrInvalidImage)
+	}
+	if err := checkImages(k.dev, k.label, []string{"first", "second", "destination"}, a, b, dst); err != nil {
+		return err
+	}
+	if err := sameShape(k.label, a, b, dst); err != nil {
+		return err
+	}
+	if overlaps(a, dst) || overlaps(b, dst) {
+		return fmt.Errorf("%w: Add: destination %s shares storage with a source", ErrAlias, dst)
+	}
+	if k.pipe == nil {
+		p, err := pipeline(k.dev, spirv.Add, map[string]uint32{"local_size_x": uint32(k.local)})
+		if err != nil {
+			return fmt.Errorf("Add: %w", err)
+		}
+		k.pipe = p
+	}
+	lim := k.dev.Limits()
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	maxCount := int((lim.MaxStorageBufferRange - align) / 4)
+	pc := addPush{Alpha: orOne(k.Alpha), Beta: orOne(k.Beta)}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	var binds [3]vk.BufferRange
+	return runs([]*Image{a, b, dst}, func(offs []uint64, count int) error {
+		for done := 0; done < count; done += maxCount {
+			n := min(maxCount, count-done)
+			d := uint64(done) * 4
+			binds[0], pc.ABase = bindRun(a.buf, align, offs[0]+d, n)
+			binds[1], pc.BBase = bindRun(b.buf, align, offs[1]+d, n)
+			binds[2], pc.DBase = bindRun(dst.buf, align, offs[2]+d, n)
+			pc.Count = uint32(n)
+			g := min((n+k.local-1)/k.local, 65535)
+			if err := cb.Dispatch(k.pipe, binds[:], push, [3]uint32{uint32(g), 1, 1}); err != nil {
+				return fmt.Errorf("Add: %w", err)
+			}
+		}
+		return nil
+	})
+}

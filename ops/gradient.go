@@ -1,0 +1,460 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+)
+
+// GradientKernel holds the properties of a gradient kernel
+// (MPSCNNGradientKernel): the Kernel properties, applied to the source
+// gradient dy (the primary source) and the destination gradient dx, plus
+// KernelOffsetX/Y.
+//
+// MPS: the effective offset Offset*stride + KernelOffset is the position,
+// in the source gradient upsampled by the forward stride with zero
+// insertion, of destination-gradient pixel ClipRect origin. vkmps states
+// it for pooling as: the gradient assumes the forward window of dy pixel w
+// is centred at dx pixel ClipRect.X + F + strideX*w (likewise y), where
+//
+//	F = -(Offset.X*strideX + KernelOffsetX)
+//
+// and reads the forward source at the same pixel as dx. EncodeNew sets
+// Offset = the forward clip origin (x, y, z) and KernelOffset = -(forward
+// Offset), which gives exactly the forward's windows; the explicit Encode
+// uses the properties as set.
+//
+// Channels and batch images: dy channels from SourceFeatureChannelOffset
+// (at most SourceFeatureChannelMaxCount when > 0) go to dx channels from
+// DestinationFeatureChannelOffset; dy batch image Offset.Z+i goes to dx
+// batch image ClipRect.Z+i. The forward source is read at the channel and
+// batch image the forward read for that dy plane. With a state holding
+// argmax indices (RecordArgmax), a max window's winner is the recorded tap,
+// counted from the window's first tap as the gradient places it; it equals
+// the recomputed one whenever the gradient's windows are the forward's (as
+// EncodeNew sets them). EdgeMode and Padding are
+// not used: edge mode, zero pads and ExcludeEdges come from the state, and
+// EncodeNew sizes its destination from the state.
+type GradientKernel struct {
+	Kernel
+	KernelOffsetX, KernelOffsetY int
+}
+
+// PoolingGradient is what the four pooling gradient kernels have in common
+// (MPSCNNPoolingGradient).
+//
+// dx[p] = sum over the forward windows w inside the forward clip that hold
+// p of the contribution of w, added in float32 in ascending window order
+// (row-major over dy), gathered per dx pixel without atomics: the same bits
+// on every run. Contributions: Max and DilatedMax dy[w] when p is w's
+// argmax (SPEC.md's tie rule; a window an outside tap won gives nothing);
+// Average dy[w]/N(w) with the forward's N; L2Norm dy[w]*in[p]/out[w], 0
+// where out[w] = 0. Pixels of the clip no window reaches get 0.
+type PoolingGradient interface {
+	// Encode records the gradient of the forward pass that made state:
+	// sourceGradient is dy (the forward destination's shape), sourceImage
+	// the forward source, destinationGradient dx (the forward source's
+	// height and width). Properties are used as set.
+	Encode(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState, destinationGradient *Image) error
+	// EncodeNew configures the kernel from state, allocates dx with the
+	// forward source's shape and encodes into it; dx values the forward
+	// never read (other channels or batch images) are 0. The caller
+	// closes it.
+	EncodeNew(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState) (*Image, error)
+	// Properties returns the kernel's properties to set.
+	Properties() *GradientKernel
+	// Kind and Geometry are those of the forward kernel it differentiates.
+	Kind() PoolingKind
+	Geometry() Geometry
+}
+
+// poolingGradient is the state shared by the four gradient kernels.
+type poolingGradient struct {
+	GradientKernel
+	kind   PoolingKind
+	geom   Geometry
+	shader *spirv.Shader
+	local  int
+	pipes  map[gradPipe]*vk.Pipeline
+}
+
+type gradPipe struct {
+	edge EdgeMode
+	bits int
+}
+
+func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
+	p := poolingGradient{kind: kind, geom: g, pipes: map[gradPipe]*vk.Pipeline{}}
+	p.Label = kind.String() + "Gradient"
+	if dev == nil {
+		return p, fmt.Errorf("%w: %s: nil device", ErrDevice, p.Label)
+	}
+	p.dev = dev
+	if err := g.validate(p.Label, dev.Limits()); err != nil {
+		return p, err
+	}
+	// One straightforward gather shader per kind. A faster variant for some
+	// geometries (shared-memory tiles) can be chosen here, as long as it
+	// keeps the bindings, push constants and summation order.
+	switch kind {
+	case KindMax, KindDilatedMax:
+		p.shader = spirv.PoolingMaxGrad
+	case KindAverage:
+		p.shader = spirv.PoolingAverageGrad
+	case KindL2Norm:
+		p.shader = spirv.PoolingL2normGrad
+	}
+	p.local = workgroup(dev.Limits())
+	return p, nil
+}
+
+// Properties returns the kernel's properties.
+func (p *poolingGradient) Properties() *GradientKernel { return &p.GradientKernel }
+
+// Kind returns the family of the forward kernel.
+func (p *poolingGradient) Kind() PoolingKind { return p.kind }
+
+// Geometry returns the kernel size, stride and dilation.
+func (p *poolingGradient) Geometry() Geometry { return p.geom }
+
+func (p *poolingGradient) pipeline(edge EdgeMode, bits int) (*vk.Pipeline, error) {
+	key := gradPipe{edge, bits}
+	if pl := p.pipes[key]; pl != nil {
+		return pl, nil
+	}
+	spec := geometrySpec(p.geom, edge, p.local)
+	spec["AMBITS"] = uint32(bits)
+	pl, err := pipeline(p.dev, p.shader, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.pipes[key] = pl
+	return pl, nil
+}
+
+// checkState validates a gradient state against the kernel.
+func (p *poolingGradient) checkState(st *PoolingGradientState) error {
+	if st == nil {
+		return fmt.Errorf("%w: %s: nil gradient state", ErrState, p.Label)
+	}
+	if st.closed.Load() {
+		return fmt.Errorf("%w: %s: gradient state %v", ErrClosed, p.Label, st)
+	}
+	if st.dev != p.dev {
+		return fmt.Errorf("%w: %s: gradient state %v is from another device", ErrDevice, p.Label, st)
+	}
+	if st.Kind != p.kind {
+		return fmt.Errorf("%w: %s: gradient state from a %v forward kernel, this kernel differentiates %v", ErrState, p.Label, st.Kind, p.kind)
+	}
+	if st.Geometry != p.geom {
+		g, h := st.Geometry, p.geom
+		return fmt.Errorf("%w: %s: gradient state of a kernel %dx%d stride %dx%d dilation %dx%d; this kernel is %dx%d stride %dx%d dilation %dx%d",
+			ErrState, p.Label, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY, g.DilationX, g.DilationY,
+			h.KernelWidth, h.KernelHeight, h.StrideX, h.StrideY, h.DilationX, h.DilationY)
+	}
+	return nil
+}
+
+// gradPush is the gradient shaders' push-constant block
+// (pooling_grad_common.glsl).
+type gradPush struct {
+	W, H                       int32
+	ClipX, ClipY, ClipW, ClipH int32
+	WinBaseX, WinBaseY         int32
+	WinLoX, WinLoY             int32
+	WinHiX, WinHiY             int32
+	RegX0, RegY0, RegX1, RegY1 int32
+	DyBase, AuxBase, DxBase    uint32
+	DyBatch, AuxBatch, DxBatch uint32
+	DyPlane, AuxPlane, DxPlane uint32
+	Channels, DyWidth          uint32
+}
+
+// encode records the gradient of st from dy (and x) into dx with the
+// kernel's properties as set. Checks run in a fixed order: command buffer,
+// state, images and their sizes against the state, properties.
+func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *PoolingGradientState, dx *Image) error {
+	if cb == nil {
+		return fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
+	}
+	if err := p.checkState(st); err != nil {
+		return err
+	}
+	for _, im := range []struct {
+		role string
+		im   *Image
+	}{{"source gradient", dy}, {"source image", x}, {"destination gradient", dx}} {
+		if err := p.checkImage(im.role, im.im); err != nil {
+			return err
+		}
+	}
+	if d := dy.Descriptor().Descriptor(); d != st.Destination {
+		return fmt.Errorf("%w: %s: source gradient %s is not the size of the forward destination, %v", ErrShape, p.Label, dy, st.Destination)
+	}
+	if d := x.Descriptor().Descriptor(); d != st.Source {
+		return fmt.Errorf("%w: %s: source image %s is not the size of the forward source, %v", ErrShape, p.Label, x, st.Source)
+	}
+	if dx.h != x.h || dx.w != x.w {
+		return fmt.Errorf("%w: %s: destination gradient %s must be %dx%d, the forward source's height and width", ErrShape, p.Label, dx, x.h, x.w)
+	}
+	if overlaps(x, dx) {
+		return fmt.Errorf("%w: %s: source image %s and destination gradient %s share storage", ErrAlias, p.Label, x, dx)
+	}
+	j, err := p.resolveRoles(dy, dx, "source gradient", "destination gradient")
+	if err != nil {
+		return err
+	}
+	// The dy planes read must be planes the forward wrote.
+	if j.srcC0 < st.DestinationFeatureChannelOffset || j.srcC0+j.channels > st.DestinationFeatureChannelOffset+st.FeatureChannels {
+		return fmt.Errorf("%w: %s: source gradient channels [%d, %d) are not all among those the forward wrote, [%d, %d)", ErrState, p.Label,
+			j.srcC0, j.srcC0+j.channels, st.DestinationFeatureChannelOffset, st.DestinationFeatureChannelOffset+st.FeatureChannels)
+	}
+	if j.srcN0 < st.Clip.Z || j.srcN0+j.batches > st.Clip.Z+st.Clip.Depth {
+		return fmt.Errorf("%w: %s: source gradient batch images [%d, %d) are not all among those the forward wrote, [%d, %d)", ErrState, p.Label,
+			j.srcN0, j.srcN0+j.batches, st.Clip.Z, st.Clip.Z+st.Clip.Depth)
+	}
+	// Geometry in the dx frame, checked to fit the shaders' 32-bit ints.
+	g := p.geom
+	kx, ky := g.effective()
+	baseX := int64(j.clipX) - (int64(j.offX)*int64(g.StrideX) + int64(p.KernelOffsetX)) - int64(kx/2)
+	baseY := int64(j.clipY) - (int64(j.offY)*int64(g.StrideY) + int64(p.KernelOffsetY)) - int64(ky/2)
+	const lim32 = math.MaxInt32 / 4
+	if baseX < -lim32 || baseX > lim32 || baseY < -lim32 || baseY > lim32 {
+		return fmt.Errorf("%w: %s: offset (%d, %d) and kernel offset (%d, %d) place the windows beyond 2^29 pixels", ErrGeometry, p.Label,
+			j.offX, j.offY, p.KernelOffsetX, p.KernelOffsetY)
+	}
+	bits := 0
+	if p.kind == KindMax || p.kind == KindDilatedMax {
+		bits = st.argmaxBits
+	}
+	pl, err := p.pipeline(st.EdgeMode, bits)
+	if err != nil {
+		return err
+	}
+	pc := gradPush{
+		W: int32(x.w), H: int32(x.h),
+		ClipX: int32(j.clipX), ClipY: int32(j.clipY), ClipW: int32(j.clipW), ClipH: int32(j.clipH),
+		WinBaseX: int32(baseX), WinBaseY: int32(baseY),
+		WinLoX: int32(st.Clip.X), WinLoY: int32(st.Clip.Y),
+		WinHiX: int32(st.Clip.X + st.Clip.Width), WinHiY: int32(st.Clip.Y + st.Clip.Height),
+		DyBatch: uint32(dy.cTotal * dy.h * dy.w), DxBatch: uint32(dx.cTotal * dx.h * dx.w),
+		DyPlane: uint32(dy.h * dy.w), DxPlane: uint32(dx.h * dx.w), DyWidth: uint32(dy.w),
+	}
+	r := countRegion(st.EdgeMode, st.ZeroPad, st.ExcludeEdges, st.EdgePads, x.w, x.h)
+	pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
+	// The forward plane (batch, channel) behind dy plane (j.srcN0, j.srcC0).
+	fn, fc := j.srcN0-st.Clip.Z, j.srcC0-st.DestinationFeatureChannelOffset
+	spans := []span{imageSpan(dy, j.srcN0, j.srcC0)}
+	switch {
+	case p.kind == KindAverage: // N depends on sizes only
+	case bits > 0:
+		spans = append(spans, st.argmaxSpan(fn, fc))
+		pc.AuxBatch, pc.AuxPlane = uint32(st.FeatureChannels*st.planeWords), uint32(st.planeWords)
+	default:
+		spans = append(spans, imageSpan(x, st.Offset.Z+fn, st.SourceFeatureChannelOffset+fc))
+		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
+	}
+	spans = append(spans, imageSpan(dx, j.dstN0, j.dstC0))
+	last := len(spans) - 1
+	lim := p.dev.Limits()
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt *part) error {
+		pc.DyBase, pc.DxBase, pc.Channels = pt.bases[0], pt.bases[last], uint32(pt.channels)
+		if last == 2 {
+			pc.AuxBase = pt.bases[1]
+		}
+		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, groups(&lim, j.clipW*j.clipH, p.local, pt.batches*pt.channels))
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Label, err)
+	}
+	return nil
+}
+
+// encodeNew configures the kernel from st (MPS transfers the forward
+// properties) and encodes into a new image of the forward source's shape.
+// Offset and KernelOffset stay set afterwards; ClipRect and the channel
+// properties are restored.
+func (p *poolingGradient) encodeNew(cb *vk.CommandBuffer, dy, x *Image, st *PoolingGradientState) (*Image, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
+	}
+	if err := p.checkState(st); err != nil {
+		return nil, err
+	}
+	d := st.Source
+	dx, err := p.allocate(ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Label: p.Label + " destination gradient"})
+	if err != nil {
+		return nil, err
+	}
+	p.Offset = Offset{X: st.Clip.X, Y: st.Clip.Y, Z: st.Clip.Z}
+	p.KernelOffsetX, p.KernelOffsetY = -st.Offset.X, -st.Offset.Y
+	saved := p.Kernel
+	p.ClipRect = Region{Z: st.Offset.Z, Depth: st.Clip.Depth}
+	p.SourceFeatureChannelOffset = st.DestinationFeatureChannelOffset
+	p.SourceFeatureChannelMaxCount = st.FeatureChannels
+	p.DestinationFeatureChannelOffset = st.SourceFeatureChannelOffset
+	if st.FeatureChannels != d.C || st.Clip.Depth != d.N {
+		err = fillZero(cb, dx) // planes the forward did not read
+	}
+	if err == nil {
+		err = p.encode(cb, dy, x, st, dx)
+	}
+	p.ClipRect = saved.ClipRect
+	p.SourceFeatureChannelOffset = saved.SourceFeatureChannelOffset
+	p.SourceFeatureChannelMaxCount = saved.SourceFeatureChannelMaxCount
+	p.DestinationFeatureChannelOffset = saved.DestinationFeatureChannelOffset
+	if err != nil {
+		dx.Close()
+		return nil, err
+	}
+	return dx, nil
+}
+
+// fillZero records setting every value of im to 0.
+func fillZero(cb *vk.CommandBuffer, im *Image) error {
+	if im.contiguous() {
+		return cb.Fill(im.buf.Range(im.base*4, uint64(im.Len())*4), 0)
+	}
+	for n := 0; n < im.n; n++ {
+		off, size := im.batchRun(n)
+		if err := cb.Fill(im.buf.Range(off, size), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PoolingMaxGradient is the gradient of PoolingMax (MPSCNNPoolingMaxGradient):
+// dx[p] = sum of dy[w] over the windows w whose maximum is p, the first
+// maximum in row-major tap order (a NaN beats every number, the first NaN
+// wins). Under EdgeZero a window whose maximum is an outside tap (reading
+// 0) passes its gradient to no pixel. The argmax is recomputed from the
+// source image, or read from the state when the forward recorded it
+// (RecordArgmax); both give the same bits.
+type PoolingMaxGradient struct{ poolingGradient }
+
+// NewPoolingMaxGradient makes the gradient of a max pooling kernel (MPS
+// initWithDevice:kernelWidth:kernelHeight:strideInPixelsX:strideInPixelsY:).
+func NewPoolingMaxGradient(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingMaxGradient, error) {
+	p, err := newPoolingGradient(dev, KindMax, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingMaxGradient{p}, nil
+}
+
+// Encode records the gradient into destinationGradient (PoolingGradient).
+func (k *PoolingMaxGradient) Encode(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState, destinationGradient *Image) error {
+	return k.encode(cb, sourceGradient, sourceImage, state, destinationGradient)
+}
+
+// EncodeNew records the gradient into a new image (PoolingGradient).
+func (k *PoolingMaxGradient) EncodeNew(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState) (*Image, error) {
+	return k.encodeNew(cb, sourceGradient, sourceImage, state)
+}
+
+// DilatedPoolingMaxGradient is the gradient of DilatedPoolingMax
+// (MPSCNNDilatedPoolingMaxGradient); see PoolingMaxGradient.
+type DilatedPoolingMaxGradient struct{ poolingGradient }
+
+// NewDilatedPoolingMaxGradient makes the gradient of a dilated max pooling
+// kernel (MPS initWithDevice:kernelWidth:kernelHeight:dilationRateX:
+// dilationRateY:strideInPixelsX:strideInPixelsY:).
+func NewDilatedPoolingMaxGradient(dev *vk.Device, kernelWidth, kernelHeight, dilationX, dilationY, strideX, strideY int) (*DilatedPoolingMaxGradient, error) {
+	p, err := newPoolingGradient(dev, KindDilatedMax, Geometry{kernelWidth, kernelHeight, strideX, strideY, dilationX, dilationY})
+	if err != nil {
+		return nil, err
+	}
+	return &DilatedPoolingMaxGradient{p}, nil
+}
+
+// Encode records the gradient into destinationGradient (PoolingGradient).
+func (k *DilatedPoolingMaxGradient) Encode(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState, destinationGradient *Image) error {
+	return k.encode(cb, sourceGradient, sourceImage, state, destinationGradient)
+}
+
+// EncodeNew records the gradient into a new image (PoolingGradient).
+func (k *DilatedPoolingMaxGradient) EncodeNew(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState) (*Image, error) {
+	return k.encodeNew(cb, sourceGradient, sourceImage, state)
+}
+
+// PoolingAverageGradient is the gradient of PoolingAverage
+// (MPSCNNPoolingAverageGradient): dx[p] = sum over the windows w holding p
+// of dy[w] / N(w), N exactly as the forward counted it (edge mode, zero
+// pads and ExcludeEdges from the state). Only the source image's size is
+// used. Float32 sums: within ref.SumTolerance of the float64 reference.
+type PoolingAverageGradient struct{ poolingGradient }
+
+// NewPoolingAverageGradient makes the gradient of an average pooling kernel.
+func NewPoolingAverageGradient(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingAverageGradient, error) {
+	p, err := newPoolingGradient(dev, KindAverage, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingAverageGradient{p}, nil
+}
+
+// Encode records the gradient into destinationGradient (PoolingGradient).
+func (k *PoolingAverageGradient) Encode(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState, destinationGradient *Image) error {
+	return k.encode(cb, sourceGradient, sourceImage, state, destinationGradient)
+}
+
+// EncodeNew records the gradient into a new image (PoolingGradient).
+func (k *PoolingAverageGradient) EncodeNew(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState) (*Image, error) {
+	return k.encodeNew(cb, sourceGradient, sourceImage, state)
+}
+
+// PoolingL2NormGradient is the gradient of PoolingL2Norm
+// (MPSCNNPoolingL2NormGradient): dx[p] = sum over the windows w holding p
+// of dy[w] * in[p] / out[w], out[w] recomputed from the source image as the
+// forward computes it; a window with out[w] = 0 contributes 0 (never NaN).
+// Float32 sums: within ref.SumTolerance of the float64 reference.
+type PoolingL2NormGradient struct{ poolingGradient }
+
+// NewPoolingL2NormGradient makes the gradient of an L2-norm pooling kernel.
+func NewPoolingL2NormGradient(dev *vk.Device, kernelWidth, kernelHeight, strideX, strideY int) (*PoolingL2NormGradient, error) {
+	p, err := newPoolingGradient(dev, KindL2Norm, Geometry{kernelWidth, kernelHeight, strideX, strideY, 1, 1})
+	if err != nil {
+		return nil, err
+	}
+	return &PoolingL2NormGradient{p}, nil
+}
+
+// Encode records the gradient into destinationGradient (PoolingGradient).
+func (k *PoolingL2NormGradient) Encode(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState, destinationGradient *Image) error {
+	return k.encode(cb, sourceGradient, sourceImage, state, destinationGradient)
+}
+
+// EncodeNew records the gradient into a new image (PoolingGradient).
+func (k *PoolingL2NormGradient) EncodeNew(cb *vk.CommandBuffer, sourceGradient, sourceImage *Image, state *PoolingGradientState) (*Image, error) {
+	return k.encodeNew(cb, sourceGradient, sourceImage, state)
+}
+
+// NewPoolingGradient makes the gradient kernel of kind with geometry g,
+// the counterpart of NewPooling (KindMax with a dilation other than 1
+// becomes KindDilatedMax, as there).
+func NewPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (PoolingGradient, error) {
+	dil := g.DilationX != 1 || g.DilationY != 1
+	switch kind {
+	case KindMax:
+		if dil {
+			return NewDilatedPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+		}
+		return NewPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	case KindDilatedMax:
+		return NewDilatedPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+	case KindAverage, KindL2Norm:
+		if dil {
+			return nil, fmt.Errorf("%w: %vGradient has no dilation (got %dx%d)", ErrGeometry, kind, g.DilationX, g.DilationY)
+		}
+		if kind == KindAverage {
+			return NewPoolingAverageGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+		}
+		return NewPoolingL2NormGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	}
+	return nil, fmt.Errorf("%w: unknown pooling kind %v", ErrGeometry, kind)
+}
