@@ -1,0 +1,423 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
+)
+
+// File is a graph in vkmps's JSON format (see the package doc):
+//
+//	{
+//	  "inputs":  {"x": [1, 3, 32, 32], "labels": [1, 6, 8, 8]},
+//	  "nodes": [
+//	    {"name": "p1", "op": "max", "sources": ["x"], "kernel": [3, 3], "stride": [2, 2],
+//	     "padding": "same", "edge": "clamp"},
+//	    {"name": "p2", "op": "avg", "sources": ["x"], "kernel": [2, 2], "stride": [2, 2],
+//	     "padding": {"pad": [0, 0, 1, 1], "ceil_mode": true, "count_include_pad": false}},
+//	    {"name": "cat", "op": "concat", "sources": ["p1", "p2"]},
+//	    {"name": "loss", "op": "loss", "loss": "mse", "reduction": "mean", "sources": ["cat", "labels"]}
+//	  ],
+//	  "outputs": ["loss"],
+//	  "loss": "loss"
+//	}
+type File struct {
+	// Inputs maps input names to shapes [N, C, H, W]; a shape may be
+	// omitted (null) and given when the graph is compiled.
+	Inputs map[string][]int `json:"inputs"`
+	Nodes  []NodeSpec       `json:"nodes"`
+	// Outputs names the images to return; empty means the graph's sinks.
+	Outputs []string `json:"outputs,omitempty"`
+	// Loss names the loss node `vkmps graph train` derives gradients from.
+	Loss string `json:"loss,omitempty"`
+}
+
+// NodeSpec is one node of a File.
+type NodeSpec struct {
+	Name    string   `json:"name"`
+	Op      string   `json:"op"` // max, avg, l2, dilated-max, concat, add, slice, loss
+	Sources []string `json:"sources"`
+
+	// Pooling: kernel, stride and dilation as [H, W] (one number means
+	// both), padding, edge ("zero" or "clamp"; default clamp), zero_pad
+	// [top, left, bottom, right] for avg.
+	Kernel   Ints            `json:"kernel,omitempty"`
+	Stride   Ints            `json:"stride,omitempty"`
+	Dilation Ints            `json:"dilation,omitempty"`
+	Padding  json.RawMessage `json:"padding,omitempty"`
+	Edge     string          `json:"edge,omitempty"`
+	ZeroPad  Ints            `json:"zero_pad,omitempty"`
+
+	// Slice: channels [offset, offset+count).
+	Offset int `json:"offset,omitempty"`
+	Count  int `json:"count,omitempty"`
+
+	// Loss: "mse" or "softmax-cross-entropy", reduction "none", "sum" or
+	// "mean" (default), weight (default 1).
+	Loss      string  `json:"loss,omitempty"`
+	Reduction string  `json:"reduction,omitempty"`
+	Weight    float32 `json:"weight,omitempty"`
+}
+
+// Ints is a list of integers that may also be written as one number.
+type Ints []int
+
+// UnmarshalJSON accepts 3 as well as [3, 3].
+func (v *Ints) UnmarshalJSON(b []byte) error {
+	var one int
+	if err := json.Unmarshal(b, &one); err == nil {
+		*v = Ints{one}
+		return nil
+	}
+	var many []int
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("want a number or a list of numbers, got %s", b)
+	}
+	*v = many
+	return nil
+}
+
+// paddingSpec is the object form of "padding".
+type paddingSpec struct {
+	Method          *uint32 `json:"method"`
+	Pad             Ints    `json:"pad"`
+	CeilMode        bool    `json:"ceil_mode"`
+	CountIncludePad bool    `json:"count_include_pad"`
+	Caffe           Ints    `json:"caffe"`
+}
+
+// ParsePolicy parses a padding policy by name: "valid", "same", "full",
+// "tf-same", "tf-valid", "tf-avg", "tf-avg-valid".
+func ParsePolicy(name string) (padding.Policy, error) {
+	switch strings.ToLower(name) {
+	case "valid":
+		return padding.WithMethod(padding.Valid), nil
+	case "same":
+		return padding.WithMethod(padding.Same), nil
+	case "full":
+		return padding.WithMethod(padding.Full), nil
+	case "tf-same":
+		return padding.TensorFlowSame(), nil
+	case "tf-valid":
+		return padding.TensorFlowValid(), nil
+	case "tf-avg":
+		return padding.TensorFlowAveragePooling(), nil
+	case "tf-avg-valid":
+		return padding.TensorFlowAveragePoolingValidOnly(), nil
+	}
+	return nil, fmt.Errorf("unknown padding %q (want valid, same, full, tf-same, tf-valid, tf-avg, tf-avg-valid, or an object)", name)
+}
+
+func parsePadding(raw json.RawMessage) (padding.Policy, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err == nil {
+		return ParsePolicy(name)
+	}
+	var ps paddingSpec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ps); err != nil {
+		return nil, fmt.Errorf("padding: %v", err)
+	}
+	set := 0
+	for _, b := range []bool{ps.Method != nil, ps.Pad != nil, ps.Caffe != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("padding: give exactly one of method, pad, caffe")
+	}
+	switch {
+	case ps.Method != nil:
+		m := padding.Method(*ps.Method)
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+		return padding.WithMethod(m), nil
+	case ps.Caffe != nil:
+		h, w, err := pair("padding.caffe", ps.Caffe, 0)
+		if err != nil {
+			return nil, err
+		}
+		return padding.Caffe(h, w), nil
+	}
+	p, err := pads("padding.pad", ps.Pad)
+	if err != nil {
+		return nil, err
+	}
+	return padding.Explicit(p, ps.CeilMode, ps.CountIncludePad), nil
+}
+
+// pair parses [H, W] or [N] (both), each >= min.
+func pair(what string, v []int, min int) (int, int, error) {
+	switch len(v) {
+	case 1:
+		v = []int{v[0], v[0]}
+	case 2:
+	default:
+		return 0, 0, fmt.Errorf("%s: want 1 or 2 numbers, got %d", what, len(v))
+	}
+	for _, x := range v {
+		if x < min {
+			return 0, 0, fmt.Errorf("%s: %d < %d", what, x, min)
+		}
+	}
+	return v[0], v[1], nil
+}
+
+// pads parses [top, left, bottom, right], [H, W] or [N], each >= 0.
+func pads(what string, v []int) (padding.Pads, error) {
+	switch len(v) {
+	case 1:
+		v = []int{v[0], v[0], v[0], v[0]}
+	case 2:
+		v = []int{v[0], v[1], v[0], v[1]}
+	case 4:
+	default:
+		return padding.Pads{}, fmt.Errorf("%s: want 1, 2 or 4 numbers, got %d", what, len(v))
+	}
+	for _, x := range v {
+		if x < 0 {
+			return padding.Pads{}, fmt.Errorf("%s: %d < 0", what, x)
+		}
+	}
+	return padding.Pads{Top: v[0], Left: v[1], Bottom: v[2], Right: v[3]}, nil
+}
+
+var poolKinds = map[string]ops.PoolingKind{"max": ops.KindMax, "avg": ops.KindAverage, "l2": ops.KindL2Norm, "dilated-max": ops.KindDilatedMax}
+
+// Load reads a graph in the JSON format. Nodes may come in any order; an
+// unknown field, op or source, a duplicate name or a cycle is an error
+// naming the node.
+func Load(r io.Reader) (*Graph, *File, error) {
+	var f File
+	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, nil, fmt.Errorf("%w: JSON: %v", ErrGraph, err)
+	}
+	if dec.More() {
+		return nil, nil, fmt.Errorf("%w: JSON: data after the graph object", ErrGraph)
+	}
+	g, err := f.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, &f, nil
+}
+
+// Shapes returns the input shapes the file gives.
+func (f *File) Shapes() (map[string]ops.ImageDescriptor, error) {
+	out := map[string]ops.ImageDescriptor{}
+	for name, s := range f.Inputs {
+		if s == nil {
+			continue
+		}
+		if len(s) != 4 {
+			return nil, fmt.Errorf("%w: input %q: shape needs 4 numbers [N, C, H, W], got %d", ErrGraph, name, len(s))
+		}
+		out[name] = ops.ImageDescriptor{N: s[0], C: s[1], H: s[2], W: s[3]}
+	}
+	return out, nil
+}
+
+// Build makes the graph the file describes.
+func (f *File) Build() (*Graph, error) {
+	g := New()
+	names := make([]string, 0, len(f.Inputs))
+	for name := range f.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := g.Input(name); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := f.Shapes(); err != nil {
+		return nil, err
+	}
+	// Order nodes so each comes after its sources' producers.
+	byName := map[string]int{}
+	for i, n := range f.Nodes {
+		if n.Name == "" {
+			return nil, fmt.Errorf("%w: node %d has no name", ErrGraph, i)
+		}
+		if _, dup := byName[n.Name]; dup {
+			return nil, fmt.Errorf("%w: node %q is defined twice", ErrGraph, n.Name)
+		}
+		if _, isInput := f.Inputs[n.Name]; isInput {
+			return nil, fmt.Errorf("%w: node %q has the name of an input", ErrGraph, n.Name)
+		}
+		byName[n.Name] = i
+	}
+	state := make([]int, len(f.Nodes)) // 0 new, 1 visiting, 2 built
+	var build func(i int, path []string) error
+	build = func(i int, path []string) error {
+		spec := f.Nodes[i]
+		switch state[i] {
+		case 1:
+			return fmt.Errorf("%w: cycle: %s -> %s", ErrGraph, strings.Join(path, " -> "), spec.Name)
+		case 2:
+			return nil
+		}
+		state[i] = 1
+		for _, s := range spec.Sources {
+			if _, isInput := f.Inputs[s]; isInput {
+				continue
+			}
+			j, ok := byName[s]
+			if !ok {
+				return fmt.Errorf("%w: node %q: unknown source %q", ErrGraph, spec.Name, s)
+			}
+			if err := build(j, append(path, spec.Name)); err != nil {
+				return err
+			}
+		}
+		if err := g.addSpec(spec); err != nil {
+			return err
+		}
+		state[i] = 2
+		return nil
+	}
+	for i := range f.Nodes {
+		if err := build(i, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range f.Outputs {
+		if g.Image(o) == nil {
+			return nil, fmt.Errorf("%w: output %q: no such image", ErrGraph, o)
+		}
+	}
+	if f.Loss != "" {
+		im := g.Image(f.Loss)
+		if im == nil || im.producer == nil {
+			return nil, fmt.Errorf("%w: loss %q: no such node", ErrGraph, f.Loss)
+		}
+		if _, ok := im.producer.op.(lossOp); !ok {
+			return nil, fmt.Errorf("%w: loss %q is a %s node, not a loss", ErrGraph, f.Loss, im.producer.op.name())
+		}
+	}
+	return g, nil
+}
+
+func (g *Graph) addSpec(s NodeSpec) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: node %q: %s", ErrGraph, s.Name, fmt.Sprintf(format, args...))
+	}
+	src := make([]*Image, len(s.Sources))
+	for i, name := range s.Sources {
+		src[i] = g.Image(name)
+		if src[i] == nil {
+			return bad("unknown source %q", name)
+		}
+	}
+	need := func(n int) error {
+		if len(src) != n {
+			return bad("%s takes %d sources, got %d", s.Op, n, len(src))
+		}
+		return nil
+	}
+	if kind, ok := poolKinds[s.Op]; ok {
+		if err := need(1); err != nil {
+			return err
+		}
+		var geom ops.Geometry
+		var err error
+		if s.Kernel == nil {
+			return bad("kernel is required")
+		}
+		if geom.KernelHeight, geom.KernelWidth, err = pair("kernel", s.Kernel, 1); err != nil {
+			return bad("%v", err)
+		}
+		geom.StrideX, geom.StrideY = 1, 1
+		if s.Stride != nil {
+			if geom.StrideY, geom.StrideX, err = pair("stride", s.Stride, 1); err != nil {
+				return bad("%v", err)
+			}
+		}
+		geom.DilationX, geom.DilationY = 1, 1
+		if s.Dilation != nil {
+			if geom.DilationY, geom.DilationX, err = pair("dilation", s.Dilation, 1); err != nil {
+				return bad("%v", err)
+			}
+		}
+		var o PoolingOptions
+		if o.Padding, err = parsePadding(s.Padding); err != nil {
+			return bad("%v", err)
+		}
+		switch strings.ToLower(s.Edge) {
+		case "", "clamp":
+		case "zero":
+			o.EdgeMode, o.EdgeSet = ops.EdgeZero, true
+		default:
+			return bad("edge %q: want zero or clamp", s.Edge)
+		}
+		if s.ZeroPad != nil {
+			if kind != ops.KindAverage {
+				return bad("zero_pad applies to avg only")
+			}
+			if o.ZeroPad, err = pads("zero_pad", s.ZeroPad); err != nil {
+				return bad("%v", err)
+			}
+		}
+		_, err = g.Pooling(s.Name, kind, geom, src[0], o)
+		return err
+	}
+	switch s.Op {
+	case "concat":
+		if len(src) == 0 {
+			return bad("concat needs sources")
+		}
+		_, err := g.Concat(s.Name, src...)
+		return err
+	case "add":
+		if err := need(2); err != nil {
+			return err
+		}
+		_, err := g.Add(s.Name, src[0], src[1])
+		return err
+	case "slice":
+		if err := need(1); err != nil {
+			return err
+		}
+		_, err := g.Slice(s.Name, src[0], s.Offset, s.Count)
+		return err
+	case "loss":
+		if err := need(2); err != nil {
+			return err
+		}
+		d := ops.LossDescriptor{Weight: s.Weight, Reduction: ops.ReductionMean}
+		switch strings.ToLower(s.Loss) {
+		case "mse":
+			d.Type = ops.LossMeanSquaredError
+		case "softmax-cross-entropy", "cross-entropy", "ce":
+			d.Type = ops.LossSoftmaxCrossEntropy
+		default:
+			return bad("loss %q: want mse or softmax-cross-entropy", s.Loss)
+		}
+		switch strings.ToLower(s.Reduction) {
+		case "", "mean":
+		case "sum":
+			d.Reduction = ops.ReductionSum
+		case "none":
+			d.Reduction = ops.ReductionNone
+		default:
+			return bad("reduction %q: want none, sum or mean", s.Reduction)
+		}
+		_, err := g.Loss(s.Name, d, src[0], src[1])
+		return err
+	}
+	return bad("unknown op %q (want max, avg, l2, dilated-max, concat, add, slice, loss)", s.Op)
+}
