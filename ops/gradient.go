@@ -247,7 +247,9 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
 	// The forward plane (batch, channel) behind dy plane (j.srcN0, j.srcC0).
 	fn, fc := j.srcN0-st.Clip.Z, j.srcC0-st.DestinationFeatureChannelOffset
-	spans := []span{imageSpan(dy, j.srcN0, j.srcC0)}
+	var spanArr [maxSpans]span // an array, so encoding does not allocate
+	spanArr[0] = imageSpan(dy, j.srcN0, j.srcC0)
+	spans := spanArr[:1]
 	switch {
 	case p.kind == KindAverage: // N depends on sizes only
 	case bits > 0:
@@ -261,7 +263,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	last := len(spans) - 1
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt *part) error {
+	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.DyBase, pc.DxBase, pc.Channels = pt.bases[0], pt.bases[last], uint32(pt.channels)
 		if last == 2 {
 			pc.AuxBase = pt.bases[1]

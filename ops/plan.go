@@ -27,15 +27,16 @@ type span struct {
 	plane  uint64 // elements per plane
 	cTotal int    // planes per batch image
 	n0, c0 int
-	// what names the buffer in errors; h, w are its plane's size.
-	what string
+	// what names the buffer in errors (formatted only then); h, w are
+	// its plane's size.
+	what fmt.Stringer
 	h, w int
 }
 
 // imageSpan is the span of im from batch n0, channel c0.
 func imageSpan(im *Image, n0, c0 int) span {
 	return span{buf: im.buf, base: im.base, plane: uint64(im.h * im.w), cTotal: im.cTotal,
-		n0: n0, c0: c0, what: im.String(), h: im.h, w: im.w}
+		n0: n0, c0: c0, what: im, h: im.h, w: im.w}
 }
 
 // part is one dispatch's share of an encode: a range of each span and the
@@ -81,7 +82,7 @@ func largest(max int, fits func(int) bool) int {
 // forEachPart splits batches × channels planes of every span into
 // dispatches that fit the device's limits and calls fn for each; the
 // part's ranges and bases are in the order of spans.
-func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p *part) error) error {
+func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p part) error) error {
 	if len(spans) > maxSpans {
 		panic("ops: too many spans")
 	}
@@ -105,7 +106,7 @@ func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p 
 			p.ranges[i], p.bases[i] = s.bind(align, n, c, nb, nc)
 		}
 		p.n, p.c, p.batches, p.channels = n, c, nb, nc
-		return fn(&p)
+		return fn(p)
 	}
 	if fits(batches, channels) {
 		return emit(0, 0, batches, channels)

@@ -224,7 +224,7 @@ func countRegion(edge EdgeMode, zeroPad padding.Pads, exclude bool, edgePads pad
 // average count region (ignored by the other kinds). With state it returns
 // the gradient state of the encode; with record (max kinds) that state
 // also holds each window's argmax, written by the same dispatches.
-func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *job) [4]int32, state, record bool) (*PoolingGradientState, error) {
+func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j job) [4]int32, state, record bool) (*PoolingGradientState, error) {
 	if cb == nil {
 		return nil, fmt.Errorf("%w: %s: nil command buffer", ErrInvalidImage, p.Label)
 	}
@@ -245,11 +245,13 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *j
 		SrcPlane: uint32(src.h * src.w), DstPlane: uint32(dst.h * dst.w), DstWidth: uint32(dst.w),
 	}
 	if region != nil {
-		r := region(&j)
+		r := region(j)
 		pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
 	}
 	var st *PoolingGradientState
-	spans := []span{imageSpan(src, j.srcN0, j.srcC0), imageSpan(dst, j.dstN0, j.dstC0)}
+	var spanArr [maxSpans]span // an array, so encoding does not allocate
+	spanArr[0], spanArr[1] = imageSpan(src, j.srcN0, j.srcC0), imageSpan(dst, j.dstN0, j.dstC0)
+	spans := spanArr[:2]
 	count := j.clipW * j.clipH // invocations per plane
 	if state {
 		st = p.newState(j)
@@ -268,7 +270,7 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j *j
 	}
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt *part) error {
+	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
 		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, groups(&lim, count, p.local, pt.batches*pt.channels))
 	})
@@ -489,7 +491,7 @@ func NewPoolingAverage(dev *vk.Device, kernelWidth, kernelHeight, strideX, strid
 	return &PoolingAverage{pooling: p}, nil
 }
 
-func (k *PoolingAverage) region(j *job) [4]int32 {
+func (k *PoolingAverage) region(j job) [4]int32 {
 	return countRegion(k.EdgeMode, k.ZeroPad, k.ExcludeEdges, k.EdgePads, j.src.w, j.src.h)
 }
 

@@ -172,5 +172,10 @@ func (p *pooling) newState(j job) *PoolingGradientState {
 // argmaxSpan is the span of the state's argmax buffer.
 func (s *PoolingGradientState) argmaxSpan(n0, c0 int) span {
 	return span{buf: s.argmax, plane: uint64(s.planeWords), cTotal: s.FeatureChannels, n0: n0, c0: c0,
-		what: fmt.Sprintf("the argmax indices of %v", s), h: s.Clip.Height, w: s.Clip.Width}
+		what: argmaxName{s}, h: s.Clip.Height, w: s.Clip.Width}
 }
+
+// argmaxName names a state's argmax indices in errors.
+type argmaxName struct{ s *PoolingGradientState }
+
+func (a argmaxName) String() string { return fmt.Sprintf("the argmax indices of %v", a.s) }
