@@ -73,6 +73,19 @@ int floorDiv(int a, int b) {
 	return a >= 0 ? a / b : -((b - 1 - a) / b);
 }
 
+// Windows holding one position, at most, along each axis: the loops below
+// run these fixed counts so the compiler can unroll them.
+const int NWX = ((KW - 1) * DX + SX) / SX;
+const int NWY = ((KH - 1) * DY + SY) / SY;
+
+// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
+// closed form.
+int counted(int s, int k, int d, int lo, int hi) {
+	int t0 = max(0, -floorDiv(s - lo, d));
+	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
+	return max(0, t1 - t0 + 1);
+}
+
 // The windows [w0, w1] along one axis whose span holds position p: first
 // tap base + s*w, k taps d apart, w limited to the forward clip [lo, hi).
 // Taps of a dilated window may still miss p (tapOf says).

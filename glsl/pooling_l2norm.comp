@@ -4,21 +4,25 @@
 #include "pooling_common.glsl"
 
 void main() {
-	ivec2 ij;
-	uint so, di;
-	if (!pixel(ij, so, di)) return;
-	ivec2 s = windowStart(ij);
-	float sum = 0.0;
+	Block b;
+	if (!block(b)) return;
+	columns(b);
+	float sum[OX];
+	for (int o = 0; o < OX; o++) sum[o] = 0.0;
 	for (int ky = 0; ky < KH; ky++) {
-		int y = s.y + ky * DY;
-		if (y < 0 || y >= pc.srcSize.y) continue;
-		for (int kx = 0; kx < KW; kx++) {
-			int x = s.x + kx * DX;
-			if (x >= 0 && x < pc.srcSize.x) {
-				float v = src[so + uint(y * pc.srcSize.x + x)];
-				sum += v * v;
+		uint row;
+		bool yin = rowOf(b, ky, row);
+		float v[SPAN];
+		for (int s = 0; s < SPAN; s++) v[s] = src[row + uint(colX[s])];
+		for (int o = 0; o < OX; o++) {
+			for (int kx = 0; kx < KW; kx++) {
+				int s = o * SX + kx * DX;
+				float t = (yin && colIn[s]) ? v[s] : 0.0;
+				sum[o] += t * t;
 			}
 		}
 	}
-	dst[di] = sqrt(sum);
+	for (int o = 0; o < OX; o++) {
+		if (o < b.count) dst[b.dstRow + uint(o)] = sqrt(sum[o]);
+	}
 }

@@ -108,6 +108,9 @@ func evalNode(n *Node, src []ref.Tensor[float64], d ops.ImageDescriptor, desc ma
 			return out, err
 		}
 		copyChannels(src[0], off, &out, 0, count)
+	case *unsliceOp:
+		so := o.slice.op.(sliceOp)
+		copyChannels(src[0], 0, &out, so.offset, so.count)
 	case addOp:
 		for i := range out.Data {
 			out.Data[i] = src[0].Data[i] + src[1].Data[i]

@@ -438,6 +438,17 @@ func (e *Executor) newSlot(im *Image) (*slot, error) {
 	return s, nil
 }
 
+// Shape returns the shape of the image called name, as compiled; false when
+// the executor does not compute it.
+func (e *Executor) Shape(name string) (ops.ImageDescriptor, bool) {
+	for im, d := range e.desc {
+		if im.name == name {
+			return d, true
+		}
+	}
+	return ops.ImageDescriptor{}, false
+}
+
 // Plan returns the memory plan.
 func (e *Executor) Plan() MemoryPlan { return e.plan }
 

@@ -401,3 +401,69 @@ func TestJSONGraphs(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want, tc.json)
 	}
 }
+
+// Graphs that read an image twice in one node, slice, and compute labels
+// from the input: the training gradients still equal finite differences.
+func TestTrainingEdgeCases(t *testing.T) {
+	dev := vktest.Open(t)
+	ctx := context.Background()
+	build := map[string]func(g *graph.Graph, x, labels *graph.Image) *graph.Image{
+		"concat x,x": func(g *graph.Graph, x, _ *graph.Image) *graph.Image {
+			return must(g.Concat("c", x, x)).Result()
+		},
+		"add p,p": func(g *graph.Graph, x, _ *graph.Image) *graph.Image {
+			p := must(g.Pooling("p", ops.KindMax, geom(3, 1), x, graph.PoolingOptions{})).Result()
+			return must(g.Add("s", p, p)).Result()
+		},
+		"slice": func(g *graph.Graph, x, _ *graph.Image) *graph.Image {
+			p := must(g.Pooling("p", ops.KindAverage, geom(2, 1), x, graph.PoolingOptions{})).Result()
+			c := must(g.Concat("c", p, x)).Result()
+			return must(g.Slice("sl", c, 1, 3)).Result()
+		},
+	}
+	for name, f := range build {
+		t.Run(name, func(t *testing.T) {
+			g := graph.New()
+			x := must(g.Input("x"))
+			labels := must(g.Input("labels"))
+			pred := f(g, x, labels)
+			loss := must(g.Loss("loss", ops.LossDescriptor{Reduction: ops.ReductionSum}, pred, labels))
+			grads := must(g.Training(loss))
+			gx := grads[x]
+			require.NotNil(t, gx)
+			require.Equal(t, "grad(x)", gx.Name())
+			xd := ops.ImageDescriptor{N: 1, C: 2, H: 5, W: 5}
+			shapes := map[string]ops.ImageDescriptor{"x": xd}
+			shapes["labels"] = must(g.InferShapes(shapes, pred))[pred]
+			r := rand.New(rand.NewSource(7))
+			xv, lv := randomData(r, n(xd)), randomData(r, n(shapes["labels"]))
+			e := must(g.Compile(dev, graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{gx}}))
+			defer e.Close()
+			d, ok := e.Shape("grad(x)")
+			require.True(t, ok)
+			assert.Equal(t, n(xd), n(d))
+			out := must(e.Run(ctx, map[string][]float32{"x": xv, "labels": lv}))
+			lossAt := func(xs []float64) float64 {
+				v := must(g.EvalCPU(shapes, map[string][]float64{"x": xs, "labels": to64(lv)}, loss.Result()))
+				return v["loss"][0]
+			}
+			for i := range xv {
+				xp, xm := to64(xv), to64(xv)
+				xp[i] += 1e-6
+				xm[i] -= 1e-6
+				fd := (lossAt(xp) - lossAt(xm)) / 2e-6
+				require.InDelta(t, fd, float64(out["grad(x)"][i]), 2e-3*math.Max(1, math.Abs(fd)), "x[%d]", i)
+			}
+		})
+	}
+	// Labels computed from the input: the gradient of x comes only through
+	// the prediction, and keeps its name.
+	g := graph.New()
+	x := must(g.Input("x"))
+	pred := must(g.Pooling("p", ops.KindMax, geom(2, 2), x, graph.PoolingOptions{})).Result()
+	lab := must(g.Pooling("l", ops.KindAverage, geom(2, 2), x, graph.PoolingOptions{})).Result()
+	loss := must(g.Loss("loss", ops.LossDescriptor{}, pred, lab))
+	grads := must(g.Training(loss))
+	require.NotNil(t, grads[x])
+	assert.Equal(t, "grad(x)", grads[x].Name())
+}

@@ -145,6 +145,26 @@ func (o *concatSliceOp) infer(node string, src []ops.ImageDescriptor, shapeOf sh
 	return sliceOp{offset: off, count: count}.infer(node, src, shapeOf)
 }
 
+// unsliceOp is the gradient of a slice: the source gradient placed at the
+// slice's channels of an image of the slice source's shape, zero elsewhere.
+type unsliceOp struct{ slice *Node }
+
+func (*unsliceOp) name() string { return "unslice" }
+func (*unsliceOp) arity() int   { return 1 }
+
+func (o *unsliceOp) infer(node string, src []ops.ImageDescriptor, shapeOf shapeFunc) (ops.ImageDescriptor, error) {
+	full, ok := shapeOf(o.slice.sources[0])
+	if !ok {
+		return src[0], fmt.Errorf("%w: node %q: the shape of %s is unknown", ErrGraph, node, o.slice.sources[0])
+	}
+	so := o.slice.op.(sliceOp)
+	if src[0].N != full.N || src[0].H != full.H || src[0].W != full.W || src[0].C != so.count {
+		return src[0], fmt.Errorf("%w: node %q: source gradient %s does not fit channels [%d, %d) of %s", ErrShape, node,
+			descString(src[0]), so.offset, so.offset+so.count, descString(full))
+	}
+	return full, nil
+}
+
 // addOp adds two images of one shape.
 type addOp struct{}
 

@@ -126,6 +126,18 @@ func (e *Executor) makeStep(st *step, byNode map[*Node]*step, needsState, record
 			return err
 		}
 		return e.sliceStep(st, src[0], dst, off, count)
+	case *unsliceOp:
+		so := o.slice.op.(sliceOp)
+		st.encode = func(cb *vk.CommandBuffer) error {
+			if err := ops.Fill(cb, dst, 0); err != nil {
+				return err
+			}
+			v, err := dst.ChannelView(so.offset, so.count)
+			if err != nil {
+				return err
+			}
+			return ops.Copy(cb, src[0], v)
+		}
 	case addOp:
 		k, err := ops.NewAdd(e.dev)
 		if err != nil {

@@ -34,11 +34,31 @@ func (n *Node) GradientFilter(sourceGradient *Image) (*Node, error) {
 // gradient of its prediction and nil for its labels. Results are named
 // "grad(SOURCE)<-NODE".
 func (n *Node) GradientFilters(sourceGradient *Image) ([]*Node, error) {
+	return n.gradientFilters(sourceGradient, n.contribNames(nil))
+}
+
+// contribNames names n's gradient nodes: "grad(S)<-N", with "#i" added
+// when n reads S more than once; single[i] replaces source i's name with
+// "grad(S)" (its only contribution).
+func (n *Node) contribNames(single []bool) []string {
 	names := make([]string, len(n.sources))
-	for i, s := range n.sources {
-		names[i] = contribName(s.name, n.name)
+	seen := map[*Image]int{}
+	for _, s := range n.sources {
+		seen[s]++
 	}
-	return n.gradientFilters(sourceGradient, names)
+	nth := map[*Image]int{}
+	for i, s := range n.sources {
+		switch {
+		case single != nil && single[i]:
+			names[i] = gradName(s.name)
+		case seen[s] > 1:
+			names[i] = fmt.Sprintf("%s#%d", contribName(s.name, n.name), nth[s])
+		default:
+			names[i] = contribName(s.name, n.name)
+		}
+		nth[s]++
+	}
+	return names
 }
 
 func (n *Node) gradientFilters(dy *Image, names []string) ([]*Node, error) {
@@ -68,6 +88,8 @@ func (n *Node) gradientFilters(dy *Image, names []string) ([]*Node, error) {
 				break
 			}
 		}
+	case sliceOp:
+		out[0], err = g.add(names[0], &unsliceOp{slice: n}, []*Image{dy}, n)
 	case addOp:
 		for i := range n.sources {
 			out[i], err = g.add(names[i], identityOp{}, []*Image{dy}, n)
@@ -91,7 +113,9 @@ func (n *Node) gradientFilters(dy *Image, names []string) ([]*Node, error) {
 // automatic training graph): walking back from the loss it adds each
 // node's gradient node, and sums gradients with an addition node wherever
 // an image feeds several filters. It returns the gradient image of every
-// graph input the loss depends on, except inputs used only as loss labels.
+// graph input the loss depends on through its prediction: a loss's labels
+// are constants (no gradient flows through them, as with MPSCNNLoss), even
+// when they are computed from an input.
 // Gradient images are named "grad(IMAGE)"; where an image has several
 // contributions they are named "grad(IMAGE)<-NODE" and summed into
 // "grad(IMAGE)".
@@ -127,9 +151,26 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 		}
 		return s.producer == nil || needs[s]
 	}
+	// flows[n]: the loss's gradient reaches n's result (n is the loss, or
+	// a wanted source of a node it reaches).
+	flows := map[*Node]bool{loss: true}
+	for k := len(order) - 1; k >= 0; k-- {
+		n := order[k]
+		if !flows[n] {
+			continue
+		}
+		for i, s := range n.sources {
+			if wanted(n, i) && s.producer != nil {
+				flows[s.producer] = true
+			}
+		}
+	}
 	// How many contributions each image's gradient receives.
 	consumers := map[*Image]int{}
 	for _, n := range order {
+		if !flows[n] {
+			continue
+		}
 		for i, s := range n.sources {
 			if wanted(n, i) {
 				consumers[s]++
@@ -162,6 +203,9 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 	}
 	for k := len(order) - 1; k >= 0; k-- {
 		n := order[k]
+		if !flows[n] {
+			continue
+		}
 		var dy *Image
 		if n != loss {
 			if dy, err = gradient(n.result); err != nil {
@@ -171,15 +215,11 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 				continue // no gradient reaches this node
 			}
 		}
-		names := make([]string, len(n.sources))
+		single := make([]bool, len(n.sources))
 		for i, s := range n.sources {
-			if consumers[s] == 1 {
-				names[i] = gradName(s.name)
-			} else {
-				names[i] = contribName(s.name, n.name)
-			}
+			single[i] = consumers[s] == 1 && wanted(n, i)
 		}
-		gs, err := n.gradientFilters(dy, names)
+		gs, err := n.gradientFilters(dy, n.contribNames(single))
 		if err != nil {
 			return nil, err
 		}

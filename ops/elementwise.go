@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/vkmps/vkmps/spirv"
@@ -89,6 +90,24 @@ func Copy(cb *vk.CommandBuffer, src, dst *Image) error {
 	return runs([]*Image{src, dst}, func(offs []uint64, count int) error {
 		size := uint64(count) * 4
 		return cb.Copy(dst.buf.Range(offs[1], size), src.buf.Range(offs[0], size))
+	})
+}
+
+// Fill records setting every value of im (only its channels, for a view)
+// to value.
+func Fill(cb *vk.CommandBuffer, im *Image, value float32) error {
+	if cb == nil {
+		return fmt.Errorf("%w: Fill: nil command buffer", ErrInvalidImage)
+	}
+	if im == nil {
+		return fmt.Errorf("%w: Fill: nil image", ErrInvalidImage)
+	}
+	if err := checkImages(im.dev, "Fill", []string{"destination"}, im); err != nil {
+		return err
+	}
+	bits := math.Float32bits(value)
+	return runs([]*Image{im}, func(offs []uint64, count int) error {
+		return cb.Fill(im.buf.Range(offs[0], uint64(count)*4), bits)
 	})
 }
 

@@ -82,8 +82,9 @@ type poolingGradient struct {
 }
 
 type gradPipe struct {
-	edge EdgeMode
-	bits int
+	edge  EdgeMode
+	bits  int
+	first bool // the first pass (argmax codes or L2-norm ratios)
 }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
@@ -121,7 +122,7 @@ func (p *poolingGradient) Kind() PoolingKind { return p.kind }
 func (p *poolingGradient) Geometry() Geometry { return p.geom }
 
 func (p *poolingGradient) pipeline(edge EdgeMode, bits int) (*vk.Pipeline, error) {
-	key := gradPipe{edge, bits}
+	key := gradPipe{edge: edge, bits: bits}
 	if pl := p.pipes[key]; pl != nil {
 		return pl, nil
 	}
@@ -226,14 +227,6 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		return fmt.Errorf("%w: %s: offset (%d, %d) and kernel offset (%d, %d) place the windows beyond 2^29 pixels", ErrGeometry, p.Label,
 			j.offX, j.offY, p.KernelOffsetX, p.KernelOffsetY)
 	}
-	bits := 0
-	if p.kind == KindMax || p.kind == KindDilatedMax {
-		bits = st.argmaxBits
-	}
-	pl, err := p.pipeline(st.EdgeMode, bits)
-	if err != nil {
-		return err
-	}
 	pc := gradPush{
 		W: int32(x.w), H: int32(x.h),
 		ClipX: int32(j.clipX), ClipY: int32(j.clipY), ClipW: int32(j.clipW), ClipH: int32(j.clipH),
@@ -247,33 +240,167 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	pc.RegX0, pc.RegY0, pc.RegX1, pc.RegY1 = r[0], r[1], r[2], r[3]
 	// The forward plane (batch, channel) behind dy plane (j.srcN0, j.srcC0).
 	fn, fc := j.srcN0-st.Clip.Z, j.srcC0-st.DestinationFeatureChannelOffset
-	var spanArr [maxSpans]span // an array, so encoding does not allocate
-	spanArr[0] = imageSpan(dy, j.srcN0, j.srcC0)
-	spans := spanArr[:1]
-	switch {
-	case p.kind == KindAverage: // N depends on sizes only
-	case bits > 0:
-		spans = append(spans, st.argmaxSpan(fn, fc))
-		pc.AuxBatch, pc.AuxPlane = uint32(st.FeatureChannels*st.planeWords), uint32(st.planeWords)
-	default:
-		spans = append(spans, imageSpan(x, st.Offset.Z+fn, st.SourceFeatureChannelOffset+fc))
-		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
+	plan := gradPlan{dy: imageSpan(dy, j.srcN0, j.srcC0), x: imageSpan(x, st.Offset.Z+fn, st.SourceFeatureChannelOffset+fc),
+		dx: imageSpan(dx, j.dstN0, j.dstC0), batches: j.batches, channels: j.channels}
+	// The first pass's forward geometry: the windows of the forward clip,
+	// placed where this gradient places them.
+	first := poolPush{
+		SrcW: int32(x.w), SrcH: int32(x.h),
+		ClipX: int32(st.Clip.X), ClipY: int32(st.Clip.Y), ClipW: int32(st.Clip.Width), ClipH: int32(st.Clip.Height),
+		OffX: int32(baseX) + int32(g.StrideX*st.Clip.X) + int32(kx/2), OffY: int32(baseY) + int32(g.StrideY*st.Clip.Y) + int32(ky/2),
+		SrcBatch: uint32(x.cTotal * x.h * x.w), SrcPlane: uint32(x.h * x.w),
 	}
-	spans = append(spans, imageSpan(dx, j.dstN0, j.dstC0))
-	last := len(spans) - 1
+	switch p.kind {
+	case KindMax, KindDilatedMax:
+		if st.argmax != nil {
+			plan.aux, plan.bits = st.argmaxSpan(fn, fc), st.argmaxBits
+			pc.AuxBatch, pc.AuxPlane = uint32(st.FeatureChannels*st.planeWords), uint32(st.planeWords)
+			break
+		}
+		// First pass: the argmax codes of every window, from the source.
+		plan.bits = argmaxBitsFor(g.KernelWidth * g.KernelHeight)
+		words := argmaxPlaneWords(st.Clip.Width, st.Clip.Height, plan.bits)
+		sc, err := st.scratchBuffer(uint64(j.batches*j.channels*words) * 4)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Label, err)
+		}
+		plan.scratch = &span{buf: sc, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
+		pc.AuxBatch, pc.AuxPlane = uint32(j.channels*words), uint32(words)
+		first.AmBatch, first.AmPlane = pc.AuxBatch, pc.AuxPlane
+		if plan.firstPipe, err = p.argmaxPipeline(st.EdgeMode, plan.bits); err != nil {
+			return err
+		}
+	case KindL2Norm:
+		// First pass: r[w] = dy[w]/out[w] in a scratch laid out as dy.
+		plane := dy.h * dy.w
+		sc, err := st.scratchBuffer(uint64(j.batches*j.channels*plane) * 4)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Label, err)
+		}
+		plan.scratch = &span{buf: sc, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
+		first.DstBatch, first.DstPlane, first.DstWidth = uint32(j.channels*plane), uint32(plane), uint32(dy.w)
+		first.DyBatch, first.DyPlane = pc.DyBatch, pc.DyPlane
+		pc.DyBatch = first.DstBatch // the gather reads r in place of dy
+		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
+		if plan.firstPipe, err = p.ratioPipeline(st.EdgeMode); err != nil {
+			return err
+		}
+	}
+	pl, err := p.pipeline(st.EdgeMode, plan.bits)
+	if err != nil {
+		return err
+	}
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	firstPush := unsafe.Slice((*byte)(unsafe.Pointer(&first)), unsafe.Sizeof(first))
+	var spanArr [maxSpans]span // an array, so encoding does not allocate
+	spans := plan.spans(spanArr[:0])
+	ox := blockWidth(g)
+	if p.kind != KindL2Norm {
+		ox = 32 / max(plan.bits, 1)
+	}
+	firstCount := (st.Clip.Width + ox - 1) / ox * st.Clip.Height
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
-		pc.DyBase, pc.DxBase, pc.Channels = pt.bases[0], pt.bases[last], uint32(pt.channels)
-		if last == 2 {
-			pc.AuxBase = pt.bases[1]
+		var b [3]vk.BufferRange
+		z := pt.batches * pt.channels
+		pc.Channels, first.Channels = uint32(pt.channels), uint32(pt.channels)
+		switch {
+		case plan.scratch != nil && p.kind == KindL2Norm:
+			// ratio pass: x, r, dy; then the gather reads r and x.
+			first.SrcBase, first.DstBase, first.DyBase = pt.bases[plan.xi], pt.bases[plan.si], pt.bases[plan.dyi]
+			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.dyi]
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, groups(&lim, firstCount, p.local, z)); err != nil {
+				return err
+			}
+			pc.DyBase, pc.AuxBase = pt.bases[plan.si], pt.bases[plan.xi]
+			b[0], b[1] = pt.ranges[plan.si], pt.ranges[plan.xi]
+		case plan.scratch != nil:
+			// argmax pass: x, (scratch as the unwritten values), codes.
+			first.SrcBase, first.AmBase = pt.bases[plan.xi], pt.bases[plan.si]
+			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.si]
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, groups(&lim, firstCount, p.local, z)); err != nil {
+				return err
+			}
+			pc.DyBase, pc.AuxBase = pt.bases[plan.dyi], pt.bases[plan.si]
+			b[0], b[1] = pt.ranges[plan.dyi], pt.ranges[plan.si]
+		case plan.bits > 0:
+			pc.DyBase, pc.AuxBase = pt.bases[plan.dyi], pt.bases[plan.ai]
+			b[0], b[1] = pt.ranges[plan.dyi], pt.ranges[plan.ai]
+		default: // average: dy and dx only
+			pc.DyBase = pt.bases[plan.dyi]
+			b[0] = pt.ranges[plan.dyi]
 		}
-		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, groups(&lim, j.clipW*j.clipH, p.local, pt.batches*pt.channels))
+		pc.DxBase = pt.bases[plan.dxi]
+		n := 3
+		if p.kind == KindAverage {
+			n = 2
+		}
+		b[n-1] = pt.ranges[plan.dxi]
+		return cb.Dispatch(pl, b[:n], push, groups(&lim, j.clipW*j.clipH, p.local, z))
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Label, err)
 	}
 	return nil
+}
+
+// gradPlan is the buffers a gradient encode splits into parts together.
+type gradPlan struct {
+	dy, x, dx            span
+	aux                  span  // a state's argmax codes (bits > 0, no scratch)
+	scratch              *span // the first pass's output, when there is one
+	bits                 int
+	batches, channels    int
+	firstPipe            *vk.Pipeline
+	dyi, xi, dxi, ai, si int // positions in the planned spans
+}
+
+// spans lists the plan's buffers (into buf) and records their positions.
+func (g *gradPlan) spans(buf []span) []span {
+	add := func(s span) int { buf = append(buf, s); return len(buf) - 1 }
+	g.dyi = add(g.dy)
+	switch {
+	case g.scratch != nil:
+		g.xi = add(g.x)
+		g.si = add(*g.scratch)
+	case g.bits > 0:
+		g.ai = add(g.aux)
+	}
+	g.dxi = add(g.dx)
+	return buf
+}
+
+// argmaxPipeline is the forward max shader that writes only argmax codes,
+// the max gradient's first pass.
+func (p *poolingGradient) argmaxPipeline(edge EdgeMode, bits int) (*vk.Pipeline, error) {
+	key := gradPipe{edge: edge, bits: bits, first: true}
+	if pl := p.pipes[key]; pl != nil {
+		return pl, nil
+	}
+	spec := geometrySpec(p.geom, edge, p.local)
+	spec["AMBITS"], spec["OX"], spec["WRITE_VALUES"] = uint32(bits), uint32(32/bits), 0
+	pl, err := pipeline(p.dev, spirv.PoolingMaxArgmax, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.pipes[key] = pl
+	return pl, nil
+}
+
+// ratioPipeline is the L2-norm gradient's first pass.
+func (p *poolingGradient) ratioPipeline(edge EdgeMode) (*vk.Pipeline, error) {
+	key := gradPipe{edge: edge, first: true}
+	if pl := p.pipes[key]; pl != nil {
+		return pl, nil
+	}
+	spec := geometrySpec(p.geom, edge, p.local)
+	spec["OX"] = uint32(blockWidth(p.geom))
+	pl, err := pipeline(p.dev, spirv.PoolingL2normRatio, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.pipes[key] = pl
+	return pl, nil
 }
 
 // encodeNew configures the kernel from st (MPS transfers the forward
@@ -300,7 +427,7 @@ func (p *poolingGradient) encodeNew(cb *vk.CommandBuffer, dy, x *Image, st *Pool
 	p.SourceFeatureChannelMaxCount = st.FeatureChannels
 	p.DestinationFeatureChannelOffset = st.SourceFeatureChannelOffset
 	if st.FeatureChannels != d.C || st.Clip.Depth != d.N {
-		err = fillZero(cb, dx) // planes the forward did not read
+		err = Fill(cb, dx, 0) // planes the forward did not read
 	}
 	if err == nil {
 		err = p.encode(cb, dy, x, st, dx)
@@ -314,20 +441,6 @@ func (p *poolingGradient) encodeNew(cb *vk.CommandBuffer, dy, x *Image, st *Pool
 		return nil, err
 	}
 	return dx, nil
-}
-
-// fillZero records setting every value of im to 0.
-func fillZero(cb *vk.CommandBuffer, im *Image) error {
-	if im.contiguous() {
-		return cb.Fill(im.buf.Range(im.base*4, uint64(im.Len())*4), 0)
-	}
-	for n := 0; n < im.n; n++ {
-		off, size := im.batchRun(n)
-		if err := cb.Fill(im.buf.Range(off, size), 0); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // PoolingMaxGradient is the gradient of PoolingMax (MPSCNNPoolingMaxGradient):

@@ -135,13 +135,31 @@ func (p *pooling) pipeline(edge EdgeMode, argmax bool) (*vk.Pipeline, error) {
 		return *cache, nil
 	}
 	spec := geometrySpec(p.geom, edge, p.local)
-	spec["AMBITS"] = uint32(argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight))
+	spec["OX"] = uint32(blockWidth(p.geom))
+	if argmax {
+		bits := argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight)
+		spec["AMBITS"], spec["OX"] = uint32(bits), uint32(32/bits)
+	}
 	pl, err := pipeline(p.dev, sh, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
 	*cache = pl
 	return pl, nil
+}
+
+// blockWidth is how many adjacent destination pixels one invocation of the
+// forward shaders computes (OX in pooling_common.glsl): their windows share
+// one register row of source values, SPAN = (OX-1)*stride + extent wide.
+// Four pixels keep SPAN small for common kernels; wide windows get fewer.
+func blockWidth(g Geometry) int {
+	kx, _ := g.effective()
+	for ox := 4; ox > 1; ox /= 2 {
+		if (ox-1)*g.StrideX+kx <= 32 {
+			return ox
+		}
+	}
+	return 1
 }
 
 // geometrySpec returns the specialization constants the pooling shaders
@@ -201,6 +219,8 @@ type poolPush struct {
 	DstWidth           uint32
 	AmBase, AmBatch    uint32 // pooling_max_argmax only
 	AmPlane            uint32
+	DyBase, DyBatch    uint32 // pooling_l2norm_ratio only
+	DyPlane            uint32
 }
 
 // unbounded is a count region that holds every tap.
@@ -252,22 +272,22 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spanArr[0], spanArr[1] = imageSpan(src, j.srcN0, j.srcC0), imageSpan(dst, j.dstN0, j.dstC0)
 	spans := spanArr[:2]
-	count := j.clipW * j.clipH // invocations per plane
+	ox := blockWidth(p.geom)
 	if state {
 		st = p.newState(j)
 	}
 	if record {
 		st.argmaxBits = argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight)
-		per := 32 / st.argmaxBits
-		st.planeWords = (count + per - 1) / per
+		ox = 32 / st.argmaxBits
+		st.planeWords = argmaxPlaneWords(j.clipW, j.clipH, st.argmaxBits)
 		st.argmax, err = p.dev.NewBuffer(uint64(j.batches*j.channels*st.planeWords)*4, p.Label+" argmax")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Label, err)
 		}
 		pc.AmBatch, pc.AmPlane = uint32(j.channels*st.planeWords), uint32(st.planeWords)
 		spans = append(spans, st.argmaxSpan(0, 0))
-		count = st.planeWords
 	}
+	count := (j.clipW + ox - 1) / ox * j.clipH // invocations (blocks) per plane
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -62,7 +63,11 @@ type PoolingGradientState struct {
 	argmax     *vk.Buffer
 	argmaxBits int // 8, 16 or 32 bits per index; 0 without argmax
 	planeWords int // argmax words per plane (batch image, channel)
-	closed     atomic.Bool
+	// scratch holds a gradient's first pass (argmax codes computed from the
+	// source, or L2-norm ratios); made by the first gradient encode that
+	// needs it and kept for later ones, so replays allocate nothing.
+	scratch *vk.Buffer
+	closed  atomic.Bool
 }
 
 // SourceDescriptor returns the forward source's shape: the size of the
@@ -93,10 +98,32 @@ func (s *PoolingGradientState) Close() error {
 	if s == nil || s.closed.Swap(true) {
 		return nil
 	}
+	var err error
 	if s.argmax != nil {
-		return s.argmax.Close()
+		err = s.argmax.Close()
 	}
-	return nil
+	if s.scratch != nil {
+		err = errors.Join(err, s.scratch.Close())
+	}
+	return err
+}
+
+// scratchBuffer returns the state's scratch buffer, at least size bytes;
+// a smaller one is closed (it lives on while command buffers use it).
+func (s *PoolingGradientState) scratchBuffer(size uint64) (*vk.Buffer, error) {
+	if s.scratch != nil && s.scratch.Size() >= size {
+		return s.scratch, nil
+	}
+	if s.scratch != nil {
+		s.scratch.Close()
+		s.scratch = nil
+	}
+	b, err := s.dev.NewBuffer(size, "gradient scratch of "+s.String())
+	if err != nil {
+		return nil, err
+	}
+	s.scratch = b
+	return b, nil
 }
 
 // ReadArgmax downloads the recorded argmax indices, after the forward's
@@ -124,6 +151,7 @@ func (s *PoolingGradientState) ReadArgmax(ctx context.Context) ([]int32, error) 
 		out[i] = -1
 	}
 	per := 32 / s.argmaxBits
+	rowWords := (cl.Width + per - 1) / per
 	mask := uint32(1<<s.argmaxBits - 1)
 	if s.argmaxBits == 32 {
 		mask = ^uint32(0)
@@ -132,8 +160,9 @@ func (s *PoolingGradientState) ReadArgmax(ctx context.Context) ([]int32, error) 
 		for c := 0; c < s.FeatureChannels; c++ {
 			plane := (b*s.FeatureChannels + c) * s.planeWords
 			for e := 0; e < cl.Width*cl.Height; e++ {
-				w := binary.LittleEndian.Uint32(raw[4*(plane+e/per):])
-				code := w >> (uint(e%per) * uint(s.argmaxBits)) & mask
+				cx, cy := e%cl.Width, e/cl.Width
+				w := binary.LittleEndian.Uint32(raw[4*(plane+cy*rowWords+cx/per):])
+				code := w >> (uint(cx%per) * uint(s.argmaxBits)) & mask
 				if code == mask {
 					continue
 				}
@@ -143,6 +172,14 @@ func (s *PoolingGradientState) ReadArgmax(ctx context.Context) ([]int32, error) 
 		}
 	}
 	return out, nil
+}
+
+// argmaxPlaneWords is the size in words of one plane of argmax codes for a
+// w×h clip: each row holds ceil(w/per) words of per = 32/bits codes
+// (pooling_max_argmax.comp's layout: one word per invocation).
+func argmaxPlaneWords(w, h, bits int) int {
+	per := 32 / bits
+	return (w + per - 1) / per * h
 }
 
 // argmaxBitsFor returns the index width for a window of taps taps.

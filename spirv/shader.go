@@ -58,7 +58,8 @@ type SpecConstant struct {
 }
 
 // Shader is a compute shader and its reflected interface. Bindings are
-// dense from 0 in set 0; Spec is sorted by ID.
+// dense from 0 in set 0; Spec is sorted by ID (IDs may have gaps where the
+// compiler dropped an unused constant).
 type Shader struct {
 	Name             string // the source's file stem, e.g. "copy"
 	Bindings         []Binding

@@ -62,7 +62,7 @@ var PoolingAverage = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 92,
+	PushConstantSize: 104,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -71,6 +71,7 @@ var PoolingAverage = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "OX", Default: 4},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -106,7 +107,7 @@ var PoolingL2norm = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 92,
+	PushConstantSize: 104,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -115,6 +116,7 @@ var PoolingL2norm = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "OX", Default: 4},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -143,6 +145,30 @@ var PoolingL2normGrad = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// PoolingL2normRatio is glsl/pooling_l2norm_ratio.comp.
+var PoolingL2normRatio = &Shader{
+	Name: "pooling_l2norm_ratio",
+	file: "pooling_l2norm_ratio.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "OX", Default: 4},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // PoolingMax is glsl/pooling_max.comp.
 var PoolingMax = &Shader{
 	Name: "pooling_max",
@@ -151,7 +177,7 @@ var PoolingMax = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 92,
+	PushConstantSize: 104,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -161,6 +187,7 @@ var PoolingMax = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "OX", Default: 4},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -175,7 +202,7 @@ var PoolingMaxArgmax = &Shader{
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
-	PushConstantSize: 92,
+	PushConstantSize: 104,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -185,7 +212,9 @@ var PoolingMaxArgmax = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "AMBITS", Default: 8},
+		{ID: 8, Name: "OX", Default: 4},
+		{ID: 9, Name: "AMBITS", Default: 8},
+		{ID: 10, Name: "WRITE_VALUES", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -209,8 +238,7 @@ var PoolingMaxGrad = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "AMBITS", Default: 0},
+		{ID: 8, Name: "AMBITS", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -232,4 +260,4 @@ var ReduceSum = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingL2norm, PoolingL2normGrad, PoolingMax, PoolingMaxArgmax, PoolingMaxGrad, ReduceSum}
+var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingL2norm, PoolingL2normGrad, PoolingL2normRatio, PoolingMax, PoolingMaxArgmax, PoolingMaxGrad, ReduceSum}

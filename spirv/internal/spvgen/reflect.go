@@ -82,7 +82,8 @@ type typeInfo struct {
 
 // Reflect reads a compute module's interface. It refuses what vkmps's
 // runtime does not support: uniform buffers, descriptor sets other than 0,
-// bindings that are not dense from 0, and spec IDs that are not dense.
+// and bindings that are not dense from 0. Spec constants may have gaps in
+// their IDs (the compiler drops constants a shader does not use).
 func Reflect(words []uint32) (*Module, error) {
 	if len(words) < 5 || words[0] != spirvMagic {
 		return nil, fmt.Errorf("not a SPIR-V module")
@@ -267,11 +268,6 @@ func Reflect(words []uint32) (*Module, error) {
 		m.Spec = append(m.Spec, SpecConstant{ID: sid[0], Name: names[id], Default: def})
 	}
 	sort.Slice(m.Spec, func(i, j int) bool { return m.Spec[i].ID < m.Spec[j].ID })
-	for i, s := range m.Spec {
-		if s.ID != uint32(i) {
-			return nil, fmt.Errorf("spec constant IDs must be dense from 0; found %d (%s) at position %d", s.ID, s.Name, i)
-		}
-	}
 
 	setLocal := func(axis int, id uint32) {
 		if sid, ok := decos[id][decSpecID]; ok {
