@@ -49,8 +49,9 @@ func (p *Pipeline) Spec() []uint32 { return append([]uint32(nil), p.spec...) }
 func (p *Pipeline) cHandle() C.VkPipeline { return C.VkPipeline(unsafe.Pointer(p.handle)) }
 
 // Pipeline returns the compute pipeline for sh with specialization
-// constants spec, indexed by constant ID (sh.Spec); constants not given
-// keep their declared defaults. Results are cached per device.
+// constants spec, in the order of sh.Spec (sorted by constant ID);
+// constants not given keep their declared defaults. Results are cached per
+// device.
 func (d *Device) Pipeline(sh *spirv.Shader, spec ...uint32) (*Pipeline, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
@@ -91,8 +92,10 @@ func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, erro
 	lim := d.info.Limits
 	local := sh.LocalSize
 	for axis, id := range sh.LocalSizeSpec {
-		if id >= 0 {
-			local[axis] = values[id]
+		for i, c := range sh.Spec {
+			if id >= 0 && c.ID == uint32(id) {
+				local[axis] = values[i]
+			}
 		}
 	}
 	inv := uint64(1)
@@ -113,13 +116,18 @@ func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	var spec *C.uint32_t
+	var spec, ids *C.uint32_t
+	idv := make([]uint32, len(values))
+	for i, c := range sh.Spec {
+		idv[i] = c.ID
+	}
 	if len(values) > 0 {
 		spec = (*C.uint32_t)(unsafe.Pointer(&values[0]))
+		ids = (*C.uint32_t)(unsafe.Pointer(&idv[0]))
 	}
 	var ph C.VkPipeline
 	r := Result(C.vkmps_create_compute_pipeline(d.fns, C.VkPipelineCache(unsafe.Pointer(d.pipeCache)),
-		C.VkShaderModule(unsafe.Pointer(mod)), C.VkPipelineLayout(unsafe.Pointer(l.pipeLayout)), spec, C.uint32_t(len(values)), &ph))
+		C.VkShaderModule(unsafe.Pointer(mod)), C.VkPipelineLayout(unsafe.Pointer(l.pipeLayout)), ids, spec, C.uint32_t(len(values)), &ph))
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return nil, d.noteResult(err)
 	}

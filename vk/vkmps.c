@@ -343,13 +343,14 @@ VkResult vkmps_create_descriptor_pool(const vkmps_fns* f, uint32_t max_sets, uin
 }
 
 VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache, VkShaderModule module,
-                                       VkPipelineLayout layout, const uint32_t* spec, uint32_t nspec, VkPipeline* out) {
+                                       VkPipelineLayout layout, const uint32_t* ids, const uint32_t* spec, uint32_t nspec,
+                                       VkPipeline* out) {
 	VkSpecializationMapEntry* e = NULL;
 	if (nspec > 0) {
 		e = (VkSpecializationMapEntry*)calloc(nspec, sizeof(VkSpecializationMapEntry));
 		if (e == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
 		for (uint32_t i = 0; i < nspec; i++) {
-			e[i].constantID = i;
+			e[i].constantID = ids[i];
 			e[i].offset = 4 * i;
 			e[i].size = 4;
 		}

@@ -127,7 +127,8 @@ VkResult vkmps_create_pipeline_layout(const vkmps_fns* f, VkDescriptorSetLayout 
                                       VkPipelineLayout* out);
 VkResult vkmps_create_descriptor_pool(const vkmps_fns* f, uint32_t max_sets, uint32_t nbuffers, VkDescriptorPool* out);
 VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache, VkShaderModule module,
-                                       VkPipelineLayout layout, const uint32_t* spec, uint32_t nspec, VkPipeline* out);
+                                       VkPipelineLayout layout, const uint32_t* ids, const uint32_t* spec, uint32_t nspec,
+                                       VkPipeline* out);
 VkResult vkmps_flush(const vkmps_fns* f, VkDeviceMemory mem, uint64_t off, uint64_t size, int invalidate);
 
 // vkmps_instance_version is vkEnumerateInstanceVersion, or 1.0 without it.

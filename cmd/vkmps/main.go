@@ -3,6 +3,12 @@
 // driver against the CPU reference, benchmark, and a demo.
 //
 //	vkmps devices              list Vulkan devices, the chosen one marked
+//	vkmps pool                 run a pooling kernel on a .npy or PNG file
+//	vkmps pool-grad            its gradient, given the output's gradient
+//	vkmps graph run|train      run a JSON graph, or derive and run its training graph
+//	vkmps selfcheck            GPU against the CPU reference: is my driver right?
+//	vkmps bench                GPU timings of every kernel, forward and backward
+//	vkmps demo                 the pooling family on a built-in picture, with PNGs
 //	vkmps help COMMAND         a command's flags and examples
 //
 // Every error prints one line to stderr and exits with status 2.
@@ -18,6 +24,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/flagx"
 )
 
 // command is one subcommand.
@@ -127,10 +135,18 @@ func parse(c *command, e *env, fs *flag.FlagSet, args []string) error {
 		return flag.ErrHelp
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageError(c, flagx.ParseError(fs, err))
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return usageError(c, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	return nil
+}
+
+// usageError marks err as an error in how command c was called: it wraps
+// err and errUsage, and its message is err's followed by where the flags
+// are explained, e.g. "unknown flag --x (see `vkmps pool --help`)".
+func usageError(c *command, err error) error {
+	// %.0w wraps errUsage without printing it.
+	return fmt.Errorf("%w (see `vkmps %s --help`)%.0w", err, c.name, errUsage)
 }

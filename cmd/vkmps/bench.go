@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/flagx"
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/progress"
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/tensorio"
+	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/vk"
+)
+
+func init() {
+	register(&command{
+		name:    "bench",
+		summary: "time every kernel forward and backward, and the device's copy bandwidth",
+		usage: `[--small] [--shapes LIST] [--ops LIST] [--iters N] [--argmax=false]
+             [--json FILE|-] [--plot FILE.png] [--plot-metric gbps|us] [--device D]
+
+Times vkmps's pooling kernels (max, avg, l2, dilated-max) forward and backward
+with GPU timestamps on standard NCHW float32 shapes, and measures the device's
+copy bandwidth with vkmps's own copy shader in the same run: the ceiling of
+these memory-bound kernels.
+
+Shapes (issue 9; N,C,H,W kernel stride pad), as ../shared/bench/torch_pool_baseline.py:
+  32,64,112,112 k3 s2 p1    64,256,56,56 k2 s2 p0    8,512,28,28 k3 s1 p1
+The ops are PyTorch's: max is max_pool2d(x, k, s, p) (explicit pads, which
+max ignores); avg is avg_pool2d(x, k, s, p), whose divisor counts the pads
+(count_include_pad); dilated-max is max_pool2d with dilation 2; l2 is
+lp_pool2d(x, 2, k, s), which has no padding: its rows run unpadded but keep
+the shape's pad in "pad" (their "pads" field says what ran) so that they
+join PyTorch's. --small is a quick set (seconds on lavapipe).
+--shapes takes semicolon-separated N,C,H,W,K,S,P[,D] (D: dilated-max's
+dilation, default 2), e.g. --shapes "32,64,112,112,3,2,1;8,512,28,28,3,1,1".
+
+Method: each measurement is one command buffer holding K back-to-back
+encodes of the kernel (with the barriers their hazards need), K chosen so
+that it runs at least --min-time on the GPU (at most --max-reps); it is
+committed once to warm up, then --iters times; the time per kernel is the
+GPU time (timestamps) / K, and the table gives the median and the minimum.
+A backward measurement times the gradient kernel alone, with a state made
+once by a forward. With --argmax (the default) max and dilated-max also get
+a row whose forward records the argmax indices and whose backward reads
+them instead of the input.
+
+Traffic (GB/s = bytes / median time): forward = input + output; backward =
+input + output gradient + input gradient (argmax rows: the argmax indices
+instead of the input; their forward also writes them); %copy = GB/s / the
+copy bandwidth (bytes read + written by the copy shader / its time).
+
+Output: a table on stdout (device, driver, date first); --json writes one JSON
+object per line (a header, a row per kernel, the copy bandwidth last; "-" is
+stdout instead of the table); --plot draws a bar chart (PNG) of GB/s (with the
+copy bandwidth as a line) or of microseconds per kernel. A progress bar goes
+to stderr when it is a terminal.
+
+examples:
+  vkmps bench
+  vkmps bench --json h100.jsonl --plot h100.png
+  vkmps bench --small --iters 5
+  vkmps bench --shapes "16,64,56,56,3,2,1" --ops max,avg`,
+		run: runBench,
+	})
+}
+
+// benchShape is a benchmark case: input N×C×H×W, square kernel K, stride
+// S and pad P (PyTorch's, on every side), and the dilation D of dilated-max.
+type benchShape struct{ N, C, H, W, K, S, P, D int }
+
+func (s benchShape) String() string { return fmt.Sprintf("%dx%dx%dx%d", s.N, s.C, s.H, s.W) }
+
+// benchStandard are issue 9's shapes; benchSmall a quick set with odd sizes.
+var (
+	benchStandard = []benchShape{
+		{32, 64, 112, 112, 3, 2, 1, 2},
+		{64, 256, 56, 56, 2, 2, 0, 2},
+		{8, 512, 28, 28, 3, 1, 1, 2},
+	}
+	benchSmall = []benchShape{
+		{2, 8, 33, 33, 3, 2, 1, 2},
+		{2, 16, 16, 16, 2, 2, 0, 2},
+		{1, 32, 12, 12, 3, 1, 1, 2},
+	}
+)
+
+// benchOps are the ops in PyTorch's names, in the order of the table.
+var benchOps = []string{"max", "avg", "l2", "dilated-max"}
+
+// parseBenchShapes parses --shapes: semicolon-separated N,C,H,W,K,S,P[,D].
+func parseBenchShapes(s string) ([]benchShape, error) {
+	var out []benchShape
+	for _, item := range strings.Split(s, ";") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		fields := strings.Split(item, ",")
+		if len(fields) != 7 && len(fields) != 8 {
+			return nil, fmt.Errorf("--shapes: %q has %d numbers: want N,C,H,W,K,S,P or N,C,H,W,K,S,P,D", item, len(fields))
+		}
+		v := make([]int, 8)
+		v[7] = 2
+		for i, f := range fields {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("--shapes: %q: %q is not a number", item, f)
+			}
+			min := 1
+			if i == 6 {
+				min = 0
+			}
+			if n < min || n > flagx.MaxValue {
+				return nil, fmt.Errorf("--shapes: %q: %d is out of range", item, n)
+			}
+			v[i] = n
+		}
+		out = append(out, benchShape{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--shapes: no shape in %q", s)
+	}
+	return out, nil
+}
+
+// parseBenchOps parses --ops, a comma-separated subset of benchOps.
+func parseBenchOps(s string) ([]string, error) {
+	want := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		known := false
+		for _, o := range benchOps {
+			known = known || o == f
+		}
+		if !known {
+			return nil, fmt.Errorf("--ops: unknown op %q: want some of %s", f, strings.Join(benchOps, ","))
+		}
+		want[f] = true
+	}
+	var out []string
+	for _, o := range benchOps {
+		if want[o] {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--ops: no op in %q", s)
+	}
+	return out, nil
+}
+
+// benchCase is one row: an op on a shape, optionally with argmax.
+type benchCase struct {
+	shape  benchShape
+	op     string
+	argmax bool
+}
+
+// label is the row's op as the table and chart show it.
+func (c benchCase) label() string {
+	if c.argmax {
+		return c.op + "+argmax"
+	}
+	return c.op
+}
+
+// setup returns the kernel kind, geometry and padding of the case, as
+// PyTorch defines the op (see the usage).
+func (c benchCase) setup() (ops.PoolingKind, ops.Geometry, padding.Pads, padding.Policy) {
+	s := c.shape
+	g := ops.Geometry{KernelWidth: s.K, KernelHeight: s.K, StrideX: s.S, StrideY: s.S, DilationX: 1, DilationY: 1}
+	p := padding.Pads{Top: s.P, Left: s.P, Bottom: s.P, Right: s.P}
+	switch c.op {
+	case "avg":
+		return ops.KindAverage, g, p, padding.Explicit(p, false, true)
+	case "l2":
+		return ops.KindL2Norm, g, padding.Pads{}, padding.Explicit(padding.Pads{}, false, false)
+	case "dilated-max":
+		g.DilationX, g.DilationY = s.D, s.D
+		return ops.KindDilatedMax, g, p, padding.Explicit(p, false, false)
+	}
+	return ops.KindMax, g, p, padding.Explicit(p, false, false)
+}
+
+// benchConfig is what the flags ask for.
+type benchConfig struct {
+	shapes     []benchShape
+	ops        []string
+	argmax     bool
+	iters      int
+	minTime    time.Duration
+	maxReps    int
+	copyBytes  uint64 // 0: chosen from the device
+	jsonPath   string
+	plotPath   string
+	plotMetric string
+	device     string
+}
+
+func runBench(ctx context.Context, e *env, args []string) error {
+	c := commands["bench"]
+	fs := newFlags(c, e)
+	small := fs.Bool("small", false, "a quick set of small shapes, 5 iterations, 4 MiB copies (tests, CI, lavapipe)")
+	shapes := fs.String("shapes", "", "shapes to run instead of the standard ones: `N,C,H,W,K,S,P[,D];...`")
+	opsFlag := fs.String("ops", strings.Join(benchOps, ","), "ops to run, comma-separated")
+	argmax := fs.Bool("argmax", true, "add max and dilated-max rows that record and use the argmax state")
+	iters := fs.Int("iters", 20, "timed runs per measurement (median and min reported)")
+	minTime := fs.Duration("min-time", time.Millisecond, "GPU time each timed command buffer should reach")
+	maxReps := fs.Int("max-reps", 1000, "most encodes in one timed command buffer")
+	copyMiB := fs.Int("copy-mib", 0, "size of each copy buffer in MiB (0: 256, or 32 on a CPU device, 4 with --small)")
+	jsonPath := fs.String("json", "", "write JSON lines to `FILE` (\"-\": stdout, instead of the table)")
+	plotPath := fs.String("plot", "", "draw a bar chart to `FILE.png`")
+	metric := flagx.NewChoice(fs, "plot-metric", "gbps", []string{"gbps", "us"}, "what the chart shows")
+	device := fs.String("device", "", "device index or part of its name (default $VKMPS_DEVICE, then the best)")
+	if pos, err := parseInterleaved(c, e, fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usageError(c, fmt.Errorf("unexpected argument %q", pos[0]))
+	}
+	cfg := benchConfig{argmax: *argmax, iters: *iters, minTime: *minTime, maxReps: *maxReps,
+		jsonPath: *jsonPath, plotPath: *plotPath, plotMetric: metric.Value, device: *device}
+	cfg.shapes = benchStandard
+	if *small {
+		cfg.shapes = benchSmall
+		if !flagx.WasSet(fs, "iters") {
+			cfg.iters = 5
+		}
+		if !flagx.WasSet(fs, "min-time") {
+			cfg.minTime = 200 * time.Microsecond
+		}
+	}
+	var err error
+	if *shapes != "" {
+		if cfg.shapes, err = parseBenchShapes(*shapes); err != nil {
+			return usageError(c, err)
+		}
+	}
+	if cfg.ops, err = parseBenchOps(*opsFlag); err != nil {
+		return usageError(c, err)
+	}
+	switch {
+	case cfg.iters < 1:
+		return usageError(c, fmt.Errorf("--iters: %d is too small: must be >= 1", cfg.iters))
+	case cfg.maxReps < 1:
+		return usageError(c, fmt.Errorf("--max-reps: %d is too small: must be >= 1", cfg.maxReps))
+	case cfg.minTime < 0:
+		return usageError(c, fmt.Errorf("--min-time: %v is negative", cfg.minTime))
+	case *copyMiB < 0 || *copyMiB > 1<<16:
+		return usageError(c, fmt.Errorf("--copy-mib: %d is out of range 0..65536", *copyMiB))
+	}
+	cfg.copyBytes = uint64(*copyMiB) << 20
+	if *small && *copyMiB == 0 {
+		cfg.copyBytes = 4 << 20
+	}
+	if cfg.jsonPath != "" && cfg.jsonPath != "-" {
+		if err := tensorio.CheckOutput(cfg.jsonPath); err != nil {
+			return err
+		}
+	}
+	if cfg.plotPath != "" {
+		if f, err := tensorio.FormatOf(cfg.plotPath); err != nil || f != tensorio.PNG {
+			return usageError(c, fmt.Errorf("--plot: %q: want a .png file", cfg.plotPath))
+		}
+		if err := tensorio.CheckOutput(cfg.plotPath, cfg.jsonPath); err != nil {
+			return err
+		}
+	}
+	return benchRun(ctx, e, cfg)
+}
+
+// benchRun opens the device, measures and reports.
+func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
+	dev, err := openCmdDevice(cfg.device)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeCmdDevice(dev); err == nil {
+			err = cerr
+		}
+	}()
+	info := dev.Info()
+	if !info.Limits.TimestampsSupported {
+		return fmt.Errorf("%s: %w: its compute queue has no timestamps", info.Name, vk.ErrUnsupported)
+	}
+	head := newBenchHeader(info, cfg)
+	var cases []benchCase
+	for _, s := range cfg.shapes {
+		for _, op := range cfg.ops {
+			cases = append(cases, benchCase{shape: s, op: op})
+			if cfg.argmax && (op == "max" || op == "dilated-max") {
+				cases = append(cases, benchCase{shape: s, op: op, argmax: true})
+			}
+		}
+	}
+	bar := progress.New(e.stderr, 2+2*len(cases), "bench", progress.Options{})
+	defer bar.Finish()
+	r := &benchRunner{ctx: ctx, dev: dev, iters: cfg.iters, minTime: cfg.minTime, maxReps: cfg.maxReps, bar: bar,
+		rng: rand.New(rand.NewPCG(1, 2))}
+
+	bar.Describe("copy bandwidth")
+	cp, err := r.copyBandwidth(benchCopySize(info, cfg))
+	if err != nil {
+		return fmt.Errorf("copy bandwidth: %w", err)
+	}
+	var rows []benchRow
+	for i := 0; i < len(cases); {
+		s := cases[i].shape
+		j := i
+		for j < len(cases) && cases[j].shape == s {
+			j++
+		}
+		got, err := r.shape(cases[i:j], cp)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, got...)
+		i = j
+	}
+	bar.Finish()
+	if cfg.jsonPath != "-" {
+		benchTable(e.stdout, head, rows, cp)
+	}
+	if cfg.jsonPath != "" {
+		if err := benchWriteJSON(e.stdout, cfg.jsonPath, head, rows, cp); err != nil {
+			return err
+		}
+	}
+	if cfg.plotPath != "" {
+		if err := benchPlot(cfg.plotPath, head, rows, cp, cfg.plotMetric); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchCopySize is the size of each copy buffer: --copy-mib, else 256 MiB
+// (32 MiB on a CPU device), at most an eighth of the device-local memory
+// and the largest allocation, a multiple of 1 MiB.
+func benchCopySize(info vk.Info, cfg benchConfig) uint64 {
+	size := cfg.copyBytes
+	if size == 0 {
+		size = 256 << 20
+		if info.Type == vk.DeviceCPU {
+			size = 32 << 20
+		}
+		if l := info.Limits.DeviceLocalBytes / 8; l > 0 && size > l {
+			size = l
+		}
+	}
+	if l := info.Limits.MaxMemoryAllocationSize; l > 0 && size > l {
+		size = l
+	}
+	return max(size>>20<<20, 1<<20)
+}

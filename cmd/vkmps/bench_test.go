@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// benchJSONLines reads JSON lines into maps.
+func benchJSONLines(t *testing.T, text string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "line %q", sc.Text())
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func TestBenchSmall(t *testing.T) {
+	requireVulkan(t)
+	dir := t.TempDir()
+	jsonPath, plotPath := filepath.Join(dir, "bench.jsonl"), filepath.Join(dir, "bench.png")
+	r := mustSucceed(t, "bench", "--small", "--iters", "2", "--json", jsonPath, "--plot", plotPath)
+
+	// The table: device, driver and date first, then a row per case.
+	lines := strings.Split(r.stdout, "\n")
+	require.Greater(t, len(lines), 3)
+	assert.True(t, strings.HasPrefix(lines[0], "device: "), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "driver: "), lines[1])
+	assert.True(t, strings.HasPrefix(lines[2], "date: "), lines[2])
+	for _, op := range []string{"max ", "max+argmax", "avg", "l2", "dilated-max ", "dilated-max+argmax"} {
+		assert.Contains(t, r.stdout, op)
+	}
+
+	// JSON: a header, 3 shapes x 6 rows, the copy bandwidth last.
+	data, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	js := benchJSONLines(t, string(data))
+	require.Len(t, js, 1+3*6+1)
+	head, cp := js[0], js[len(js)-1]
+	for _, k := range []string{"device", "driver", "driver_version", "date", "vulkan"} {
+		assert.Contains(t, head, k)
+	}
+	assert.Equal(t, "d2d-copy", cp["op"])
+	assert.Greater(t, cp["GBps"], 0.0)
+	assert.Greater(t, cp["cmd_copy_GBps"], 0.0)
+	ops := map[string]int{}
+	for _, row := range js[1 : len(js)-1] {
+		// The PyTorch script's fields, with its meaning, and vkmps's.
+		for _, k := range []string{"op", "layout", "shape", "kernel", "stride", "pad", "fwd_us", "bwd_us",
+			"fwd_GBps", "bwd_GBps_min_traffic", "dilation", "argmax", "pads", "out_shape", "fwd_us_min",
+			"bwd_us_min", "fwd_bytes", "bwd_bytes", "fwd_pct_copy", "bwd_pct_copy", "fwd_reps", "bwd_reps"} {
+			assert.Contains(t, row, k, "row %v", row)
+		}
+		assert.NotContains(t, row, "skipped")
+		assert.Greater(t, row["fwd_us"], 0.0)
+		assert.Greater(t, row["bwd_us"], 0.0)
+		assert.Greater(t, row["fwd_bytes"], 0.0)
+		op := row["op"].(string)
+		if row["argmax"] == true {
+			op += "+argmax"
+		}
+		ops[op]++
+		if op == "l2" {
+			assert.Equal(t, []any{0.0, 0.0, 0.0, 0.0}, row["pads"], "lp_pool2d has no padding")
+		}
+	}
+	assert.Equal(t, map[string]int{"max": 3, "max+argmax": 3, "avg": 3, "l2": 3, "dilated-max": 3, "dilated-max+argmax": 3}, ops)
+	// Torch's first shape's definitions: 2x8x33x33 k3 s2 p1 gives 17x17.
+	assert.Equal(t, []any{2.0, 8.0, 17.0, 17.0}, js[1]["out_shape"])
+
+	f, err := os.Open(plotPath)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	assert.Greater(t, img.Bounds().Dx(), 100)
+}
+
+func TestBenchShapesAndSkips(t *testing.T) {
+	requireVulkan(t)
+	// A 2x2 image cannot hold a 3x3 window without padding: skipped, as
+	// the PyTorch script skips what PyTorch refuses.
+	r := mustSucceed(t, "bench", "--shapes", "1,4,8,8,3,2,1,3; 1,1,2,2,3,1,0", "--ops", "dilated-max", "--argmax=false",
+		"--iters", "1", "--copy-mib", "1", "--json", "-")
+	js := benchJSONLines(t, r.stdout)
+	require.Len(t, js, 4)
+	assert.Equal(t, 3.0, js[1]["dilation"])
+	// PyTorch's size: floor((8 + 2*1 - 3*(3-1) - 1)/2) + 1 = 2.
+	assert.Equal(t, []any{1.0, 4.0, 2.0, 2.0}, js[1]["out_shape"])
+	assert.Contains(t, js[2], "skipped")
+	assert.NotContains(t, js[2], "fwd_us")
+}
+
+func TestBenchErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--iters", "0"}, "--iters"},
+		{[]string{"--shapes", "1,2,3"}, `"1,2,3" has 3 numbers`},
+		{[]string{"--shapes", "1,2,3,4,5,6,x"}, `"x" is not a number`},
+		{[]string{"--shapes", "1,2,3,4,0,1,0"}, "out of range"},
+		{[]string{"--ops", "max,mux"}, `unknown op "mux"`},
+		{[]string{"--plot", filepath.Join(dir, "x.jpg")}, "want a .png file"},
+		{[]string{"--json", filepath.Join(dir, "missing", "b.jsonl")}, "b.jsonl"},
+		{[]string{"--plot-metric", "fps"}, "--plot-metric"},
+		{[]string{"--nope"}, "unknown flag --nope"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		r := runVkmps(t, append([]string{"bench"}, c.args...)...)
+		assertOneLineError(t, r, 2, c.want)
+	}
+	r := runVkmps(t, "bench", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "examples:")
+}
+
+func TestParseBenchShapes(t *testing.T) {
+	got, err := parseBenchShapes(" 32,64,112,112,3,2,1 ;8,512,28,28,3,1,1,4;")
+	require.NoError(t, err)
+	assert.Equal(t, []benchShape{{32, 64, 112, 112, 3, 2, 1, 2}, {8, 512, 28, 28, 3, 1, 1, 4}}, got)
+	_, err = parseBenchShapes(";")
+	assert.Error(t, err)
+}

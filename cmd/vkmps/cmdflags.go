@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/flagx"
+)
+
+// parseInterleaved parses args into fs, allowing flags before and after
+// positional arguments ("vkmps graph run g.json --in x=x.npy"), and returns
+// the positional arguments. -h prints c's usage to stdout, as parse does;
+// errors are flagx's one-line messages, as usageError marks them. Everything
+// after "--" is positional.
+func parseInterleaved(c *command, e *env, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(e.stdout, "usage: vkmps %s %s\n\nflags:\n", c.name, c.usage)
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			return nil, flag.ErrHelp
+		}
+		if err != nil {
+			return nil, usageError(c, flagx.ParseError(fs, err))
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// fs.Parse stops at the first non-flag, or after "--".
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
