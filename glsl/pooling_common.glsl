@@ -6,14 +6,16 @@
 // its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
 // windows lean to the top left), taps D apart.
 //
-// One invocation computes OX consecutive pixels of one destination row (a
-// block): their windows read source columns [start.x, start.x + SPAN) of
-// each tap row, which it loads once per row into registers and shares
-// between the block's windows. Reads outside the image use a clamped index
-// (always valid memory) and a validity flag, so the code has no branches
-// per tap; the edge mode decides what an invalid tap contributes.
-// gl_GlobalInvocationID.x (then .y) numbers the blocks of a plane
-// row-major, .z the planes (batch image n, channel c) of the dispatch.
+// A workgroup computes a tile of TW x TH destination pixels of one plane
+// (batch image n, channel c). It first copies the source region the tile's
+// windows read, IH rows of IW values, into shared memory with coalesced
+// loads (reads outside the image use a clamped index, always valid memory,
+// and store the edge mode's outside value); then each invocation computes
+// destination pixels from shared memory, neighbouring invocations taking
+// neighbouring pixels. Shared memory holds each row de-interleaved by stride
+// phase (column x at (x % SX)*CP + x / SX), so neighbouring invocations
+// read neighbouring banks whatever the stride.
+// gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x_id = 0) in;
@@ -25,11 +27,17 @@ layout(constant_id = 4) const int SY = 1;  // stride y
 layout(constant_id = 5) const int DX = 1;  // dilation x
 layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
-layout(constant_id = 8) const int OX = 4;  // destination pixels per invocation, along x
+layout(constant_id = 8) const int TW = 32; // tile width, destination pixels
+layout(constant_id = 9) const int TH = 8;  // tile height
 
-const int KEX = (KW - 1) * DX + 1;     // window extent
+const int KEX = (KW - 1) * DX + 1;    // window extent
 const int KEY = (KH - 1) * DY + 1;
-const int SPAN = (OX - 1) * SX + KEX;  // source columns a block reads per row
+const int IW = (TW - 1) * SX + KEX;   // source columns a tile reads
+const int IH = (TH - 1) * SY + KEY;   // source rows a tile reads
+const int CP = (IW + SX - 1) / SX;    // columns per stride phase in shared memory
+const int IWP = SX * CP;              // shared row length
+
+shared float tile[IH * IWP];
 
 layout(std430, binding = 0) readonly buffer Src { float src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
@@ -56,69 +64,78 @@ layout(push_constant) uniform Push {
 	uint dyPlane;     // dy H*W
 } pc;
 
-// Block is one invocation's work.
-struct Block {
-	ivec2 start;  // source position of the first tap of the block's first window
-	int bx, j;    // block column (in blocks) and row of the clip
-	int count;    // pixels of the block inside the clip (<= OX)
+// Tile is one workgroup's work.
+struct Tile {
+	int x0, y0;   // clip-relative position of the tile's first destination pixel
+	ivec2 in0;    // source position of the tile's shared (0, 0)
 	uint n, c;    // batch image and channel within the dispatch
 	uint srcOff;  // element offset of the source plane
-	uint dstRow;  // element index of the block's first destination pixel
+	uint dstOff;  // element offset of the destination plane
 };
 
-// block returns this invocation's block; false past the clip.
-bool block(out Block b) {
-	uint bpr = (uint(pc.clipSize.x) + uint(OX) - 1u) / uint(OX);
-	uint idx = gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x + gl_GlobalInvocationID.x;
-	if (idx >= bpr * uint(pc.clipSize.y)) return false;
-	b.bx = int(idx % bpr);
-	b.j = int(idx / bpr);
-	b.count = min(OX, pc.clipSize.x - b.bx * OX);
-	uint plane = gl_GlobalInvocationID.z;
-	b.n = plane / pc.channels;
-	b.c = plane % pc.channels;
-	b.srcOff = pc.srcBase + b.n * pc.srcBatch + b.c * pc.srcPlane;
-	ivec2 d = pc.clipOrigin + ivec2(b.bx * OX, b.j);
-	b.dstRow = pc.dstBase + b.n * pc.dstBatch + b.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);
-	b.start = pc.offset + ivec2(SX * OX * b.bx, SY * b.j) - ivec2(KEX / 2, KEY / 2);
+// tileOf returns this workgroup's tile; false (for the whole workgroup)
+// past the last tile.
+bool tileOf(out Tile t) {
+	uint tilesX = (uint(pc.clipSize.x) + uint(TW) - 1u) / uint(TW);
+	uint tilesY = (uint(pc.clipSize.y) + uint(TH) - 1u) / uint(TH);
+	uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+	if (wg >= tilesX * tilesY) return false;
+	t.x0 = int(wg % tilesX) * TW;
+	t.y0 = int(wg / tilesX) * TH;
+	uint plane = gl_WorkGroupID.z;
+	t.n = plane / pc.channels;
+	t.c = plane % pc.channels;
+	t.srcOff = pc.srcBase + t.n * pc.srcBatch + t.c * pc.srcPlane;
+	t.dstOff = pc.dstBase + t.n * pc.dstBatch + t.c * pc.dstPlane;
+	t.in0 = pc.offset + ivec2(SX * t.x0, SY * t.y0) - ivec2(KEX / 2, KEY / 2);
 	return true;
 }
 
-// Column cache of a block: clamped source columns and their validity
-// (arrays sized by a specialization constant cannot travel in structs).
-int colX[SPAN];
-bool colIn[SPAN];
-
-void columns(Block b) {
-	for (int s = 0; s < SPAN; s++) {
-		int x = b.start.x + s;
-		colIn[s] = x >= 0 && x < pc.srcSize.x;
-		colX[s] = clamp(x, 0, pc.srcSize.x - 1);
+// loadTile copies the tile's source region into shared memory; outside
+// the image it stores outside.
+void loadTile(Tile t, float outside) {
+	for (uint e = gl_LocalInvocationIndex; e < uint(IH * IW); e += gl_WorkGroupSize.x) {
+		int r = int(e / uint(IW));
+		int x = int(e % uint(IW));
+		ivec2 q = t.in0 + ivec2(x, r);
+		bool in_ = q.x >= 0 && q.x < pc.srcSize.x && q.y >= 0 && q.y < pc.srcSize.y;
+		float v = src[t.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))];
+		tile[r * IWP + (x % SX) * CP + x / SX] = in_ ? v : outside;
 	}
+	barrier();
 }
 
-// Row ky of a block: its clamped source row offset and validity.
-bool rowOf(Block b, int ky, out uint rowOff) {
-	int y = b.start.y + ky * DY;
-	rowOff = b.srcOff + uint(clamp(y, 0, pc.srcSize.y - 1) * pc.srcSize.x);
-	return y >= 0 && y < pc.srcSize.y;
+// tap returns tap (kx, ky) of the window of tile pixel (ox, oy).
+float tap(int ox, int oy, int kx, int ky) {
+	return tile[(oy * SY + ky * DY) * IWP + ((kx * DX) % SX) * CP + ox + (kx * DX) / SX];
 }
 
-// Whether window o of the block has a tap in the image: separable into a
-// row and a column condition.
-bool anyRow(Block b) {
-	bool any = false;
-	for (int ky = 0; ky < KH; ky++) {
-		int y = b.start.y + ky * DY;
-		any = any || (y >= 0 && y < pc.srcSize.y);
-	}
-	return any;
+// floor(a / b) for b > 0.
+int floorDiv(int a, int b) {
+	return a >= 0 ? a / b : -((b - 1 - a) / b);
 }
 
-bool anyColumn(int o) {
-	bool any = false;
-	for (int kx = 0; kx < KW; kx++) any = any || colIn[o * SX + kx * DX];
-	return any;
+// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
+// closed form.
+int counted(int s, int k, int d, int lo, int hi) {
+	int t0 = max(0, -floorDiv(s - lo, d));
+	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
+	return max(0, t1 - t0 + 1);
+}
+
+// Source position of the first tap of tile pixel (ox, oy)'s window.
+ivec2 windowStart(Tile t, int ox, int oy) { return t.in0 + ivec2(ox * SX, oy * SY); }
+
+// Whether a window starting at s has a tap inside the image.
+bool anyTap(ivec2 s) {
+	return counted(s.x, KW, DX, 0, pc.srcSize.x) > 0 && counted(s.y, KH, DY, 0, pc.srcSize.y) > 0;
+}
+
+// Pixels of the tile: invocations stride over them row-major.
+bool pixelInClip(Tile t, int ox, int oy) { return t.x0 + ox < pc.clipSize.x && t.y0 + oy < pc.clipSize.y; }
+
+uint dstIndex(Tile t, int ox, int oy) {
+	return t.dstOff + uint(pc.clipOrigin.y + t.y0 + oy) * pc.dstWidth + uint(pc.clipOrigin.x + t.x0 + ox);
 }
 
 const float NEG_INF = -1.0 / 0.0;

@@ -4,25 +4,19 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Block b;
-	if (!block(b)) return;
-	columns(b);
-	float sum[OX];
-	for (int o = 0; o < OX; o++) sum[o] = 0.0;
-	for (int ky = 0; ky < KH; ky++) {
-		uint row;
-		bool yin = rowOf(b, ky, row);
-		float v[SPAN];
-		for (int s = 0; s < SPAN; s++) v[s] = src[row + uint(colX[s])];
-		for (int o = 0; o < OX; o++) {
+	Tile t;
+	if (!tileOf(t)) return;
+	loadTile(t, 0.0);
+	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
+		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
+		if (!pixelInClip(t, ox, oy)) continue;
+		float sum = 0.0;
+		for (int ky = 0; ky < KH; ky++) {
 			for (int kx = 0; kx < KW; kx++) {
-				int s = o * SX + kx * DX;
-				float t = (yin && colIn[s]) ? v[s] : 0.0;
-				sum[o] += t * t;
+				float v = tap(ox, oy, kx, ky);
+				sum += v * v;
 			}
 		}
-	}
-	for (int o = 0; o < OX; o++) {
-		if (o < b.count) dst[b.dstRow + uint(o)] = sqrt(sum[o]);
+		dst[dstIndex(t, ox, oy)] = sqrt(sum);
 	}
 }

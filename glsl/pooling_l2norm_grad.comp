@@ -9,24 +9,27 @@
 layout(std430, binding = 1) readonly buffer Src { float src[]; };
 
 void main() {
-	ivec2 p;
-	uint ro, so, di;
-	if (!gradPixel(p, ro, so, di)) return;
-	int x0, x1, y0, y1;
-	windowRange(p.x, pc.winBase.x, SX, KW, DX, pc.winLo.x, pc.winHi.x, x0, x1);
-	windowRange(p.y, pc.winBase.y, SY, KH, DY, pc.winLo.y, pc.winHi.y, y0, y1);
-	float acc = 0.0;
-	for (int i = 0; i < NWY; i++) {
-		int wy = y0 + i;
-		int sy = pc.winBase.y + SY * wy;
-		if (wy > y1 || tapOf(p.y, sy, DY) < 0) continue;
-		uint row = ro + uint(wy) * pc.dyWidth;
-		for (int k = 0; k < NWX; k++) {
-			int wx = x0 + k;
-			int sx = pc.winBase.x + SX * wx;
-			if (wx > x1 || tapOf(p.x, sx, DX) < 0) continue;
-			acc += dy[row + uint(wx)];
-		}
+	GTile t;
+	if (!gtileOf(t)) return;
+	for (uint e = gl_LocalInvocationIndex; e < uint(WH * WW); e += gl_WorkGroupSize.x) {
+		ivec2 w;
+		contrib[e] = stagedWindow(t, e, w) ? dy[t.dyOff + uint(w.y) * pc.dyWidth + uint(w.x)] : 0.0;
 	}
-	dx[di] = acc * src[so + uint(p.y * pc.size.x + p.x)];
+	barrier();
+	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
+		ivec2 p;
+		if (!tilePixel(t, i, p)) continue;
+		float acc = 0.0;
+		for (int ky = 0; ky < NWY; ky++) {
+			int row;
+			if (holdY(t, p.y, ky, row) < 0) continue;
+			for (int kx = 0; kx < NWX; kx++) {
+				int col;
+				if (holdX(t, p.x, kx, col) < 0) continue;
+				acc += contrib[row * WW + col];
+			}
+		}
+		uint q = uint(p.y * pc.size.x + p.x);
+		dx[t.dxOff + q] = acc * src[t.auxOff + q];
+	}
 }

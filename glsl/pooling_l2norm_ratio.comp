@@ -11,30 +11,22 @@
 layout(std430, binding = 2) readonly buffer Dy { float dy[]; };
 
 void main() {
-	Block b;
-	if (!block(b)) return;
-	columns(b);
-	float sum[OX];
-	for (int o = 0; o < OX; o++) sum[o] = 0.0;
-	for (int ky = 0; ky < KH; ky++) {
-		uint row;
-		bool yin = rowOf(b, ky, row);
-		float v[SPAN];
-		for (int s = 0; s < SPAN; s++) v[s] = src[row + uint(colX[s])];
-		for (int o = 0; o < OX; o++) {
+	Tile t;
+	if (!tileOf(t)) return;
+	loadTile(t, 0.0);
+	uint dyOff = pc.dyBase + t.n * pc.dyBatch + t.c * pc.dyPlane;
+	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
+		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
+		if (!pixelInClip(t, ox, oy)) continue;
+		float sum = 0.0;
+		for (int ky = 0; ky < KH; ky++) {
 			for (int kx = 0; kx < KW; kx++) {
-				int s = o * SX + kx * DX;
-				float t = (yin && colIn[s]) ? v[s] : 0.0;
-				sum[o] += t * t;
+				float v = tap(ox, oy, kx, ky);
+				sum += v * v;
 			}
 		}
-	}
-	ivec2 d = pc.clipOrigin + ivec2(b.bx * OX, b.j);
-	uint dyRow = pc.dyBase + b.n * pc.dyBatch + b.c * pc.dyPlane + uint(d.y) * pc.dstWidth + uint(d.x);
-	for (int o = 0; o < OX; o++) {
-		if (o < b.count) {
-			float out_ = sqrt(sum[o]);
-			dst[b.dstRow + uint(o)] = out_ > 0.0 ? dy[dyRow + uint(o)] / out_ : 0.0;
-		}
+		float out_ = sqrt(sum);
+		uint di = dstIndex(t, ox, oy);
+		dst[di] = out_ > 0.0 ? dy[dyOff + (di - t.dstOff)] / out_ : 0.0;
 	}
 }

@@ -6,35 +6,22 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Block b;
-	if (!block(b)) return;
-	columns(b);
-	float m[OX];
-	bool nan[OX];
-	for (int o = 0; o < OX; o++) {
-		m[o] = NEG_INF;
-		nan[o] = false;
-	}
-	const float outside = CLAMP ? NEG_INF : 0.0;
-	for (int ky = 0; ky < KH; ky++) {
-		uint row;
-		bool yin = rowOf(b, ky, row);
-		float v[SPAN];
-		for (int s = 0; s < SPAN; s++) v[s] = src[row + uint(colX[s])];
-		for (int o = 0; o < OX; o++) {
+	Tile t;
+	if (!tileOf(t)) return;
+	loadTile(t, CLAMP ? NEG_INF : 0.0);
+	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
+		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
+		if (!pixelInClip(t, ox, oy)) continue;
+		float m = NEG_INF;
+		bool nan = false;
+		for (int ky = 0; ky < KH; ky++) {
 			for (int kx = 0; kx < KW; kx++) {
-				int s = o * SX + kx * DX;
-				bool in_ = yin && colIn[s];
-				m[o] = max(m[o], in_ ? v[s] : outside);
-				nan[o] = nan[o] || (in_ && isnan(v[s]));
+				float v = tap(ox, oy, kx, ky);
+				m = max(m, v);
+				nan = nan || isnan(v);
 			}
 		}
-	}
-	bool rows = anyRow(b);
-	for (int o = 0; o < OX; o++) {
-		if (o < b.count) {
-			float r = nan[o] ? quietNaN() : m[o];
-			dst[b.dstRow + uint(o)] = rows && anyColumn(o) ? r : 0.0;
-		}
+		float r = nan ? quietNaN() : m;
+		dst[dstIndex(t, ox, oy)] = (CLAMP && !anyTap(windowStart(t, ox, oy))) ? 0.0 : r;
 	}
 }

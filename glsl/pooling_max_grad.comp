@@ -12,37 +12,47 @@
 #define GRAD_DX_BINDING 2
 #include "pooling_grad_common.glsl"
 
-layout(constant_id = 8) const int AMBITS = 8;
+layout(constant_id = 10) const int AMBITS = 8;
 
 layout(std430, binding = 1) readonly buffer Aux { uint aux[]; };
+
+shared uint code[WH * WW];
 
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	ivec2 p;
-	uint dyo, amo, di;
-	if (!gradPixel(p, dyo, amo, di)) return;
-	int rowWords = (pc.winHi.x - pc.winLo.x + PER - 1) / PER;
-	int x0, x1, y0, y1;
-	windowRange(p.x, pc.winBase.x, SX, KW, DX, pc.winLo.x, pc.winHi.x, x0, x1);
-	windowRange(p.y, pc.winBase.y, SY, KH, DY, pc.winLo.y, pc.winHi.y, y0, y1);
-	float acc = 0.0;
-	for (int i = 0; i < NWY; i++) {
-		int wy = y0 + i;
-		int sy = pc.winBase.y + SY * wy;
-		int ty = tapOf(p.y, sy, DY);
-		if (wy > y1 || ty < 0) continue;
-		uint row = dyo + uint(wy) * pc.dyWidth;
-		uint amRow = amo + uint((wy - pc.winLo.y) * rowWords);
-		for (int k = 0; k < NWX; k++) {
-			int wx = x0 + k;
-			int sx = pc.winBase.x + SX * wx;
-			int tx = tapOf(p.x, sx, DX);
-			if (wx > x1 || tx < 0) continue;
-			int rx = wx - pc.winLo.x;
-			uint code = (aux[amRow + uint(rx / PER)] >> uint((rx % PER) * AMBITS)) & MASK;
-			if (code == uint(ty * KW + tx)) acc += dy[row + uint(wx)];
+	GTile t;
+	if (!gtileOf(t)) return;
+	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
+	for (uint e = gl_LocalInvocationIndex; e < uint(WH * WW); e += gl_WorkGroupSize.x) {
+		ivec2 w;
+		float v = 0.0;
+		uint c = MASK;
+		if (stagedWindow(t, e, w)) {
+			v = dy[t.dyOff + uint(w.y) * pc.dyWidth + uint(w.x)];
+			uint rx = uint(w.x - pc.winLo.x), ry = uint(w.y - pc.winLo.y);
+			c = (aux[t.auxOff + ry * rowWords + rx / uint(PER)] >> ((rx % uint(PER)) * uint(AMBITS))) & MASK;
 		}
+		contrib[e] = v;
+		code[e] = c;
 	}
-	dx[di] = acc;
+	barrier();
+	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
+		ivec2 p;
+		if (!tilePixel(t, i, p)) continue;
+		float acc = 0.0;
+		for (int ky = 0; ky < NWY; ky++) {
+			int row;
+			int ty = holdY(t, p.y, ky, row);
+			if (ty < 0) continue;
+			for (int kx = 0; kx < NWX; kx++) {
+				int col;
+				int tx = holdX(t, p.x, kx, col);
+				if (tx < 0) continue;
+				int e = row * WW + col;
+				if (code[e] == uint(ty * KW + tx)) acc += contrib[e];
+			}
+		}
+		dx[t.dxOff + uint(p.y * pc.size.x + p.x)] = acc;
+	}
 }

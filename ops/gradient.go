@@ -128,6 +128,8 @@ func (p *poolingGradient) pipeline(edge EdgeMode, bits int) (*vk.Pipeline, error
 	}
 	spec := geometrySpec(p.geom, edge, p.local)
 	spec["AMBITS"] = uint32(bits)
+	tw, th := gradTile(p.geom)
+	spec["TW"], spec["TH"] = uint32(tw), uint32(th)
 	pl, err := pipeline(p.dev, p.shader, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
@@ -295,11 +297,10 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	firstPush := unsafe.Slice((*byte)(unsafe.Pointer(&first)), unsafe.Sizeof(first))
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spans := plan.spans(spanArr[:0])
-	ox := blockWidth(g)
-	if p.kind != KindL2Norm {
-		ox = 32 / max(plan.bits, 1)
-	}
-	firstCount := (st.Clip.Width + ox - 1) / ox * st.Clip.Height
+	ftw, fth := forwardTile(g)
+	firstTiles := tilesOf(st.Clip.Width, st.Clip.Height, ftw, fth)
+	gtw, gth := gradTile(g)
+	tiles := tilesOf(j.clipW, j.clipH, gtw, gth)
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		var b [3]vk.BufferRange
 		z := pt.batches * pt.channels
@@ -309,7 +310,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			// ratio pass: x, r, dy; then the gather reads r and x.
 			first.SrcBase, first.DstBase, first.DyBase = pt.bases[plan.xi], pt.bases[plan.si], pt.bases[plan.dyi]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.dyi]
-			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, groups(&lim, firstCount, p.local, z)); err != nil {
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, tileGroups(&lim, firstTiles, z)); err != nil {
 				return err
 			}
 			pc.DyBase, pc.AuxBase = pt.bases[plan.si], pt.bases[plan.xi]
@@ -318,7 +319,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			// argmax pass: x, (scratch as the unwritten values), codes.
 			first.SrcBase, first.AmBase = pt.bases[plan.xi], pt.bases[plan.si]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.si]
-			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, groups(&lim, firstCount, p.local, z)); err != nil {
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, tileGroups(&lim, firstTiles, z)); err != nil {
 				return err
 			}
 			pc.DyBase, pc.AuxBase = pt.bases[plan.dyi], pt.bases[plan.si]
@@ -336,7 +337,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			n = 2
 		}
 		b[n-1] = pt.ranges[plan.dxi]
-		return cb.Dispatch(pl, b[:n], push, groups(&lim, j.clipW*j.clipH, p.local, z))
+		return cb.Dispatch(pl, b[:n], push, tileGroups(&lim, tiles, z))
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Label, err)
@@ -378,7 +379,8 @@ func (p *poolingGradient) argmaxPipeline(edge EdgeMode, bits int) (*vk.Pipeline,
 		return pl, nil
 	}
 	spec := geometrySpec(p.geom, edge, p.local)
-	spec["AMBITS"], spec["OX"], spec["WRITE_VALUES"] = uint32(bits), uint32(32/bits), 0
+	spec["AMBITS"], spec["WRITE_VALUES"] = uint32(bits), 0
+	spec["TW"], spec["TH"] = forwardTileSpec(p.geom)
 	pl, err := pipeline(p.dev, spirv.PoolingMaxArgmax, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
@@ -394,7 +396,7 @@ func (p *poolingGradient) ratioPipeline(edge EdgeMode) (*vk.Pipeline, error) {
 		return pl, nil
 	}
 	spec := geometrySpec(p.geom, edge, p.local)
-	spec["OX"] = uint32(blockWidth(p.geom))
+	spec["TW"], spec["TH"] = forwardTileSpec(p.geom)
 	pl, err := pipeline(p.dev, spirv.PoolingL2normRatio, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)

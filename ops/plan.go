@@ -140,16 +140,3 @@ func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p 
 	}
 	return nil
 }
-
-// groups returns the workgroup grid for count invocations of local size
-// along x: x first, then y when x would exceed the device's limit.
-func groups(lim *vk.Limits, count, local, z int) [3]uint32 {
-	g := (count + local - 1) / local
-	maxX := int(lim.MaxComputeWorkGroupCount[0])
-	if g <= maxX {
-		return [3]uint32{uint32(g), 1, uint32(z)}
-	}
-	y := (g + maxX - 1) / maxX
-	x := (g + y - 1) / y
-	return [3]uint32{uint32(x), uint32(y), uint32(z)}
-}

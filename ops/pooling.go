@@ -63,19 +63,8 @@ func (g Geometry) validate(name string, lim vk.Limits) error {
 	if kx > 1<<15 || ky > 1<<15 {
 		return fmt.Errorf("%w: %s: window extent %dx%d over %d", ErrGeometry, name, kx, ky, 1<<15)
 	}
-	if maxTaps := MaxWindowTaps(lim); g.KernelWidth*g.KernelHeight > maxTaps {
-		return fmt.Errorf("%w: %s: a %dx%d window has %d taps; this device allows %d (its %d bytes of shared memory per workgroup hold that many values)",
-			ErrDeviceLimit, name, g.KernelWidth, g.KernelHeight, g.KernelWidth*g.KernelHeight, maxTaps, lim.MaxComputeSharedMemorySize)
-	}
-	return nil
+	return checkShared(name, g, lim)
 }
-
-// MaxWindowTaps is the most taps (kernel width × height) a pooling window
-// may have on a device with limits lim: the gradient kernels stage one
-// window of values per invocation slot in shared memory, so a window must
-// fit the device's shared memory per workgroup (8192 taps on lavapipe's
-// 32 KiB, 12288 on NVIDIA's 48 KiB).
-func MaxWindowTaps(lim vk.Limits) int { return int(lim.MaxComputeSharedMemorySize / 4) }
 
 // pooling is the state shared by the four pooling kernels.
 type pooling struct {
@@ -135,10 +124,10 @@ func (p *pooling) pipeline(edge EdgeMode, argmax bool) (*vk.Pipeline, error) {
 		return *cache, nil
 	}
 	spec := geometrySpec(p.geom, edge, p.local)
-	spec["OX"] = uint32(blockWidth(p.geom))
+	tw, th := forwardTile(p.geom)
+	spec["TW"], spec["TH"] = uint32(tw), uint32(th)
 	if argmax {
-		bits := argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight)
-		spec["AMBITS"], spec["OX"] = uint32(bits), uint32(32/bits)
+		spec["AMBITS"] = uint32(argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight))
 	}
 	pl, err := pipeline(p.dev, sh, spec)
 	if err != nil {
@@ -146,20 +135,6 @@ func (p *pooling) pipeline(edge EdgeMode, argmax bool) (*vk.Pipeline, error) {
 	}
 	*cache = pl
 	return pl, nil
-}
-
-// blockWidth is how many adjacent destination pixels one invocation of the
-// forward shaders computes (OX in pooling_common.glsl): their windows share
-// one register row of source values, SPAN = (OX-1)*stride + extent wide.
-// Four pixels keep SPAN small for common kernels; wide windows get fewer.
-func blockWidth(g Geometry) int {
-	kx, _ := g.effective()
-	for ox := 4; ox > 1; ox /= 2 {
-		if (ox-1)*g.StrideX+kx <= 32 {
-			return ox
-		}
-	}
-	return 1
 }
 
 // geometrySpec returns the specialization constants the pooling shaders
@@ -272,13 +247,11 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spanArr[0], spanArr[1] = imageSpan(src, j.srcN0, j.srcC0), imageSpan(dst, j.dstN0, j.dstC0)
 	spans := spanArr[:2]
-	ox := blockWidth(p.geom)
 	if state {
 		st = p.newState(j)
 	}
 	if record {
 		st.argmaxBits = argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight)
-		ox = 32 / st.argmaxBits
 		st.planeWords = argmaxPlaneWords(j.clipW, j.clipH, st.argmaxBits)
 		st.argmax, err = p.dev.NewBuffer(uint64(j.batches*j.channels*st.planeWords)*4, p.Label+" argmax")
 		if err != nil {
@@ -287,12 +260,13 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 		pc.AmBatch, pc.AmPlane = uint32(j.channels*st.planeWords), uint32(st.planeWords)
 		spans = append(spans, st.argmaxSpan(0, 0))
 	}
-	count := (j.clipW + ox - 1) / ox * j.clipH // invocations (blocks) per plane
+	tw, th := forwardTile(p.geom)
+	tiles := tilesOf(j.clipW, j.clipH, tw, th)
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
-		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, groups(&lim, count, p.local, pt.batches*pt.channels))
+		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, tileGroups(&lim, tiles, pt.batches*pt.channels))
 	})
 	if err != nil {
 		st.Close()

@@ -447,13 +447,14 @@ func TestForwardBadInput(t *testing.T) {
 	}
 	_, err = ops.NewDilatedPoolingMax(dev, 3, 3, 0, 1, 1, 1)
 	assert.ErrorIs(t, err, ops.ErrGeometry)
-	side := 1
-	for side*side <= ops.MaxWindowTaps(dev.Limits()) {
-		side++
-	}
+	side := ops.MaxWindowExtent(dev.Limits())
 	_, err = ops.NewPoolingAverage(dev, side, side, 1, 1)
+	require.NoError(t, err, "the largest window the device allows")
+	_, err = ops.NewPoolingAverage(dev, side+1, side+1, 1, 1)
 	require.ErrorIs(t, err, ops.ErrDeviceLimit)
 	assert.Contains(t, err.Error(), "shared memory")
+	_, err = ops.NewDilatedPoolingMax(dev, 3, 3, side, side, 1, 1)
+	require.ErrorIs(t, err, ops.ErrDeviceLimit, "a dilated window's extent counts")
 	_, err = ops.NewPoolingMax(nil, 2, 2, 1, 1)
 	assert.ErrorIs(t, err, ops.ErrDevice)
 	_, err = ops.NewImage(dev, ops.ImageDescriptor{N: 1, C: 0, H: 2, W: 2})
