@@ -7,18 +7,14 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Tile t;
-	if (!tileOf(t)) return;
-	loadTile(t, 0.0);
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
-		if (!pixelInClip(t, ox, oy)) continue;
-		float sum = 0.0;
-		for (int ky = 0; ky < KH; ky++) {
-			for (int kx = 0; kx < KW; kx++) sum += tap(ox, oy, kx, ky);
-		}
-		ivec2 s = windowStart(t, ox, oy);
-		int n = counted(s.x, KW, DX, pc.region.x, pc.region.z) * counted(s.y, KH, DY, pc.region.y, pc.region.w);
-		dst[dstIndex(t, ox, oy)] = n > 0 ? sum / float(n) : 0.0;
+	Pixel p;
+	if (!pixelOf(p)) return;
+	columns(p);
+	float sum = 0.0;
+	for (int ky = 0; ky < KH; ky++) {
+		loadRow(p, ky);
+		for (int kx = 0; kx < KW; kx++) sum += rowV[kx];
 	}
+	int n = counted(p.s.x, KW, DX, pc.region.x, pc.region.z) * counted(p.s.y, KH, DY, pc.region.y, pc.region.w);
+	dst[p.dstIdx] = n > 0 ? sum / float(n) : 0.0;
 }

@@ -8,32 +8,31 @@
 #include "pooling_grad_common.glsl"
 
 void main() {
-	GTile t;
-	if (!gtileOf(t)) return;
-	for (uint e = gl_LocalInvocationIndex; e < uint(WH * WW); e += gl_WorkGroupSize.x) {
-		ivec2 w;
-		float v = 0.0;
-		if (stagedWindow(t, e, w)) {
-			ivec2 s = pc.winBase + ivec2(SX, SY) * w;
-			int n = counted(s.x, KW, DX, pc.region.x, pc.region.z) * counted(s.y, KH, DY, pc.region.y, pc.region.w);
-			if (n > 0) v = dy[t.dyOff + uint(w.y) * pc.dyWidth + uint(w.x)] / float(n);
-		}
-		contrib[e] = v;
-	}
-	barrier();
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		ivec2 p;
-		if (!tilePixel(t, i, p)) continue;
-		float acc = 0.0;
-		for (int ky = 0; ky < NWY; ky++) {
-			int row;
-			if (holdY(t, p.y, ky, row) < 0) continue;
-			for (int kx = 0; kx < NWX; kx++) {
-				int col;
-				if (holdX(t, p.x, kx, col) < 0) continue;
-				acc += contrib[row * WW + col];
+	Cell c;
+	if (!cellOf(c)) return;
+	float acc[SY][SX];
+	for (int fy = 0; fy < SY; fy++)
+		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
+	for (int b = AY - 1; b >= 0; b--) {
+		int wy = c.m.y - b;
+		int ny = counted(pc.winBase.y + SY * wy, KH, DY, pc.region.y, pc.region.w);
+		for (int a = AX - 1; a >= 0; a--) {
+			ivec2 w = ivec2(c.m.x - a, wy);
+			int n = ny * counted(pc.winBase.x + SX * w.x, KW, DX, pc.region.x, pc.region.z);
+			float v = dy[dyIndex(c, w)];
+			v = (inWindows(w) && n > 0) ? v / float(n) : 0.0;
+			for (int fy = 0; fy < SY; fy++) {
+				if (!holds(b, fy, SY, KEY, DY)) continue;
+				for (int fx = 0; fx < SX; fx++) {
+					if (holds(a, fx, SX, KEX, DX)) acc[fy][fx] += v;
+				}
 			}
 		}
-		dx[t.dxOff + uint(p.y * pc.size.x + p.x)] = acc;
+	}
+	for (int fy = 0; fy < SY; fy++) {
+		for (int fx = 0; fx < SX; fx++) {
+			ivec2 p;
+			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = acc[fy][fx];
+		}
 	}
 }

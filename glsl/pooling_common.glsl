@@ -1,24 +1,24 @@
-// Shared by the forward pooling shaders (pooling_max, pooling_max_argmax,
-// pooling_average, pooling_l2norm) and the L2-norm gradient's ratio pass.
+// Shared by the forward pooling shaders (pooling_max, pooling_average,
+// pooling_l2norm) and the L2-norm gradient's ratio pass.
 //
 // Images are NCHW float32. The window of destination pixel
 // (clipOrigin + (i, j)) is centred on offset + (SX*i, SY*j) in the source,
 // its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
 // windows lean to the top left), taps D apart.
 //
-// A workgroup computes a tile of TW x TH destination pixels of one plane
-// (batch image n, channel c). It first copies the source region the tile's
-// windows read, IH rows of IW values, into shared memory with coalesced
-// loads (reads outside the image use a clamped index, always valid memory,
-// and store the edge mode's outside value); then each invocation computes
-// destination pixels from shared memory, neighbouring invocations taking
-// neighbouring pixels. Shared memory holds each row de-interleaved by stride
-// phase (column x at (x % SX)*CP + x / SX), so neighbouring invocations
-// read neighbouring banks whatever the stride.
-// gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
+// One invocation computes one destination pixel: gl_GlobalInvocationID.x is
+// its clip column, .y its clip row, .z the plane (batch image n, channel c)
+// of the dispatch, so neighbouring invocations read neighbouring columns and
+// nothing is divided per pixel. Reads outside the image use a clamped index
+// (always valid memory) and a validity flag: no branch per tap.
+//
+// With VEC2 (stride 2, dilation 1, even source width and plane offset),
+// taps are loaded as aligned pairs: one 8-byte load serves two taps, which
+// halves the memory requests of a warp. PAR is the parity of a window's
+// first column (the same for every window of a dispatch).
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x_id = 0) in;
+layout(local_size_x_id = 0, local_size_y_id = 10) in;
 
 layout(constant_id = 1) const int KW = 2;  // kernel width
 layout(constant_id = 2) const int KH = 2;  // kernel height
@@ -27,19 +27,15 @@ layout(constant_id = 4) const int SY = 1;  // stride y
 layout(constant_id = 5) const int DX = 1;  // dilation x
 layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
-layout(constant_id = 8) const int TW = 32; // tile width, destination pixels
-layout(constant_id = 9) const int TH = 8;  // tile height
+layout(constant_id = 8) const bool VEC2 = false;  // pairwise loads (SX == 2, DX == 1)
+layout(constant_id = 9) const int PAR = 0;        // parity of a window's first column (VEC2)
 
-const int KEX = (KW - 1) * DX + 1;    // window extent
+const int KEX = (KW - 1) * DX + 1;   // window extent
 const int KEY = (KH - 1) * DY + 1;
-const int IW = (TW - 1) * SX + KEX;   // source columns a tile reads
-const int IH = (TH - 1) * SY + KEY;   // source rows a tile reads
-const int CP = (IW + SX - 1) / SX;    // columns per stride phase in shared memory
-const int IWP = SX * CP;              // shared row length
-
-shared float tile[IH * IWP];
+const int NP = (PAR + KEX + 1) / 2;  // pairs a window row spans (VEC2)
 
 layout(std430, binding = 0) readonly buffer Src { float src[]; };
+layout(std430, binding = 0) readonly buffer Src2 { vec2 src2[]; };
 layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
 
 layout(push_constant) uniform Push {
@@ -64,50 +60,72 @@ layout(push_constant) uniform Push {
 	uint dyPlane;     // dy H*W
 } pc;
 
-// Tile is one workgroup's work.
-struct Tile {
-	int x0, y0;   // clip-relative position of the tile's first destination pixel
-	ivec2 in0;    // source position of the tile's shared (0, 0)
+// Pixel is one invocation's destination pixel.
+struct Pixel {
+	ivec2 o;      // clip position
+	ivec2 s;      // source position of its window's first tap
 	uint n, c;    // batch image and channel within the dispatch
 	uint srcOff;  // element offset of the source plane
-	uint dstOff;  // element offset of the destination plane
+	uint dstIdx;  // element index of the destination pixel
 };
 
-// tileOf returns this workgroup's tile; false (for the whole workgroup)
-// past the last tile.
-bool tileOf(out Tile t) {
-	uint tilesX = (uint(pc.clipSize.x) + uint(TW) - 1u) / uint(TW);
-	uint tilesY = (uint(pc.clipSize.y) + uint(TH) - 1u) / uint(TH);
-	uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-	if (wg >= tilesX * tilesY) return false;
-	t.x0 = int(wg % tilesX) * TW;
-	t.y0 = int(wg / tilesX) * TH;
-	uint plane = gl_WorkGroupID.z;
-	t.n = plane / pc.channels;
-	t.c = plane % pc.channels;
-	t.srcOff = pc.srcBase + t.n * pc.srcBatch + t.c * pc.srcPlane;
-	t.dstOff = pc.dstBase + t.n * pc.dstBatch + t.c * pc.dstPlane;
-	t.in0 = pc.offset + ivec2(SX * t.x0, SY * t.y0) - ivec2(KEX / 2, KEY / 2);
+bool pixelOf(out Pixel p) {
+	p.o = ivec2(gl_GlobalInvocationID.xy);
+	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y) return false;
+	uint plane = gl_GlobalInvocationID.z;
+	p.n = plane / pc.channels;
+	p.c = plane % pc.channels;
+	p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
+	ivec2 d = pc.clipOrigin + p.o;
+	p.dstIdx = pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);
+	p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);
 	return true;
 }
 
-// loadTile copies the tile's source region into shared memory; outside
-// the image it stores outside.
-void loadTile(Tile t, float outside) {
-	for (uint e = gl_LocalInvocationIndex; e < uint(IH * IW); e += gl_WorkGroupSize.x) {
-		int r = int(e / uint(IW));
-		int x = int(e % uint(IW));
-		ivec2 q = t.in0 + ivec2(x, r);
-		bool in_ = q.x >= 0 && q.x < pc.srcSize.x && q.y >= 0 && q.y < pc.srcSize.y;
-		float v = src[t.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))];
-		tile[r * IWP + (x % SX) * CP + x / SX] = in_ ? v : outside;
+// The taps of one window row: values (0 outside the image) and validity.
+float rowV[KW];
+bool rowIn[KW];
+
+// Column of tap kx, clamped, and whether it lies in the image.
+int colX[KW];
+bool colIn[KW];
+
+void columns(Pixel p) {
+	for (int kx = 0; kx < KW; kx++) {
+		int x = p.s.x + kx * DX;
+		colIn[kx] = x >= 0 && x < pc.srcSize.x;
+		colX[kx] = clamp(x, 0, pc.srcSize.x - 1);
 	}
-	barrier();
 }
 
-// tap returns tap (kx, ky) of the window of tile pixel (ox, oy).
-float tap(int ox, int oy, int kx, int ky) {
-	return tile[(oy * SY + ky * DY) * IWP + ((kx * DX) % SX) * CP + ox + (kx * DX) / SX];
+// loadRow fills rowV and rowIn with tap row ky of p's window; returns
+// whether the row lies in the image.
+bool loadRow(Pixel p, int ky) {
+	int y = p.s.y + ky * DY;
+	bool yin = y >= 0 && y < pc.srcSize.y;
+	uint row = p.srcOff + uint(clamp(y, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+	if (VEC2) {
+		// Pairs start at the even column at or before the first tap.
+		int a = p.s.x - PAR;
+		int pairs = pc.srcSize.x / 2;
+		vec2 v[NP];
+		for (int t = 0; t < NP; t++) {
+			v[t] = src2[(row >> 1) + uint(clamp(a / 2 + t, 0, pairs - 1))];
+		}
+		for (int kx = 0; kx < KW; kx++) {
+			int e = PAR + kx; // element of the pair sequence
+			float x = (e & 1) == 0 ? v[e / 2].x : v[e / 2].y;
+			rowIn[kx] = yin && colIn[kx];
+			rowV[kx] = rowIn[kx] ? x : 0.0;
+		}
+	} else {
+		for (int kx = 0; kx < KW; kx++) {
+			rowIn[kx] = yin && colIn[kx];
+			float x = src[row + uint(colX[kx])];
+			rowV[kx] = rowIn[kx] ? x : 0.0;
+		}
+	}
+	return yin;
 }
 
 // floor(a / b) for b > 0.
@@ -123,19 +141,9 @@ int counted(int s, int k, int d, int lo, int hi) {
 	return max(0, t1 - t0 + 1);
 }
 
-// Source position of the first tap of tile pixel (ox, oy)'s window.
-ivec2 windowStart(Tile t, int ox, int oy) { return t.in0 + ivec2(ox * SX, oy * SY); }
-
-// Whether a window starting at s has a tap inside the image.
-bool anyTap(ivec2 s) {
-	return counted(s.x, KW, DX, 0, pc.srcSize.x) > 0 && counted(s.y, KH, DY, 0, pc.srcSize.y) > 0;
-}
-
-// Pixels of the tile: invocations stride over them row-major.
-bool pixelInClip(Tile t, int ox, int oy) { return t.x0 + ox < pc.clipSize.x && t.y0 + oy < pc.clipSize.y; }
-
-uint dstIndex(Tile t, int ox, int oy) {
-	return t.dstOff + uint(pc.clipOrigin.y + t.y0 + oy) * pc.dstWidth + uint(pc.clipOrigin.x + t.x0 + ox);
+// Whether p's window has a tap inside the image.
+bool anyTap(Pixel p) {
+	return counted(p.s.x, KW, DX, 0, pc.srcSize.x) > 0 && counted(p.s.y, KH, DY, 0, pc.srcSize.y) > 0;
 }
 
 const float NEG_INF = -1.0 / 0.0;

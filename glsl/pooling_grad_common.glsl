@@ -13,18 +13,20 @@
 // the position of the clip origin in the source gradient upsampled by the
 // stride with zero insertion).
 //
-// A workgroup computes a tile of TW x TH dx pixels of one plane. It first
-// stages, in shared memory, the contribution of every window that touches
-// the tile (WH x WW of them, zero outside the forward clip); then each
-// invocation sums, for its pixels, the windows holding them, neighbouring
-// invocations taking neighbouring pixels. gl_WorkGroupID.x (then .y)
-// numbers the tiles of a plane, .z the planes (batch image n, channel c).
+// One invocation computes a cell: the SX x SY dx pixels
+// winBase + (SX*m + fx, SY*n + fy), 0 <= fx < SX, 0 <= fy < SY. Cells line up
+// with the window grid, so which windows hold which pixel of the cell, and
+// at which tap, is known when the shader is specialised: window (m-a, n-b)
+// holds pixel (fx, fy) at tap ((SY*b + fy)/DY, (SX*a + fx)/DX) when those
+// offsets are inside the window and on a tap. Each window is read once per
+// cell and added to the pixels it holds. gl_GlobalInvocationID.x, .y number
+// the cells covering the dx clip, .z the planes (batch image n, channel c).
 // Bindings: 0 is dy (or, for L2, the ratio pass's r laid out as dy);
 // GRAD_DX_BINDING (defined by the including shader) is dx; the forward
 // source or argmax codes are bound at 1 as "aux".
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x_id = 0) in;
+layout(local_size_x_id = 0, local_size_y_id = 10) in;
 
 layout(constant_id = 1) const int KW = 2;  // kernel width
 layout(constant_id = 2) const int KH = 2;  // kernel height
@@ -32,18 +34,11 @@ layout(constant_id = 3) const int SX = 1;  // stride x
 layout(constant_id = 4) const int SY = 1;  // stride y
 layout(constant_id = 5) const int DX = 1;  // dilation x
 layout(constant_id = 6) const int DY = 1;  // dilation y
-layout(constant_id = 7) const bool CLAMP = false; // forward edge mode (unused by the gathers)
-layout(constant_id = 8) const int TW = 32; // dx tile width
-layout(constant_id = 9) const int TH = 8;  // dx tile height
 
-const int KEX = (KW - 1) * DX + 1;       // window extent
+const int KEX = (KW - 1) * DX + 1;  // window extent
 const int KEY = (KH - 1) * DY + 1;
-const int NWX = (KEX - 1) / SX + 1;      // windows holding one position, at most
-const int NWY = (KEY - 1) / SY + 1;
-const int WW = (TW + KEX - 2) / SX + 2;  // windows touching a tile row (with slack)
-const int WH = (TH + KEY - 2) / SY + 2;
-
-shared float contrib[WH * WW];
+const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
+const int AY = (KEY - 1) / SY + 1;
 
 layout(std430, binding = 0) readonly buffer Dy { float dy[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { float dx[]; };
@@ -82,57 +77,48 @@ int counted(int s, int k, int d, int lo, int hi) {
 	return max(0, t1 - t0 + 1);
 }
 
-// GTile is one workgroup's work.
-struct GTile {
-	ivec2 p0;   // dx position of the tile's first pixel
-	ivec2 w0;   // window (dy position) of contrib[0]
+// Cell is one invocation's work.
+struct Cell {
+	ivec2 m;      // cell (and window) index
 	uint dyOff, auxOff, dxOff;
 };
 
-// first window whose span reaches position p along an axis
-int firstWindow(int p, int base, int s, int ke) { return -floorDiv(base + ke - 1 - p, s); }
-
-bool gtileOf(out GTile t) {
-	uint tilesX = (uint(pc.clipSize.x) + uint(TW) - 1u) / uint(TW);
-	uint tilesY = (uint(pc.clipSize.y) + uint(TH) - 1u) / uint(TH);
-	uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-	if (wg >= tilesX * tilesY) return false;
-	t.p0 = pc.clipOrigin + ivec2(int(wg % tilesX) * TW, int(wg / tilesX) * TH);
-	t.w0 = ivec2(firstWindow(t.p0.x, pc.winBase.x, SX, KEX), firstWindow(t.p0.y, pc.winBase.y, SY, KEY));
-	uint plane = gl_WorkGroupID.z;
-	uint n = plane / pc.channels, c = plane % pc.channels;
-	t.dyOff = pc.dyBase + n * pc.dyBatch + c * pc.dyPlane;
-	t.auxOff = pc.auxBase + n * pc.auxBatch + c * pc.auxPlane;
-	t.dxOff = pc.dxBase + n * pc.dxBatch + c * pc.dxPlane;
+bool cellOf(out Cell c) {
+	ivec2 m0 = ivec2(floorDiv(pc.clipOrigin.x - pc.winBase.x, SX), floorDiv(pc.clipOrigin.y - pc.winBase.y, SY));
+	ivec2 m1 = ivec2(floorDiv(pc.clipOrigin.x + pc.clipSize.x - 1 - pc.winBase.x, SX),
+	                 floorDiv(pc.clipOrigin.y + pc.clipSize.y - 1 - pc.winBase.y, SY));
+	c.m = m0 + ivec2(gl_GlobalInvocationID.xy);
+	if (c.m.x > m1.x || c.m.y > m1.y) return false;
+	uint plane = gl_GlobalInvocationID.z;
+	uint n = plane / pc.channels, ch = plane % pc.channels;
+	c.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
+	c.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
+	c.dxOff = pc.dxBase + n * pc.dxBatch + ch * pc.dxPlane;
 	return true;
 }
 
-// Staged window e: its dy position, and whether it is a window of the
-// forward clip.
-bool stagedWindow(GTile t, uint e, out ivec2 w) {
-	w = t.w0 + ivec2(int(e % uint(WW)), int(e / uint(WW)));
+// Whether window w is a window of the forward clip.
+bool inWindows(ivec2 w) {
 	return w.x >= pc.winLo.x && w.x < pc.winHi.x && w.y >= pc.winLo.y && w.y < pc.winHi.y;
 }
 
-// Pixel i of the tile; false outside the clip.
-bool tilePixel(GTile t, uint i, out ivec2 p) {
-	p = t.p0 + ivec2(int(i % uint(TW)), int(i / uint(TW)));
-	return p.x < pc.clipOrigin.x + pc.clipSize.x && p.y < pc.clipOrigin.y + pc.clipSize.y;
+// dy index of window w, clamped into the forward clip (read only when
+// inWindows(w)).
+uint dyIndex(Cell c, ivec2 w) {
+	ivec2 q = clamp(w, pc.winLo, pc.winHi - 1);
+	return c.dyOff + uint(q.y) * pc.dyWidth + uint(q.x);
 }
 
-// Candidate window k (0 <= k < NWX) holding p along x: its staged column and
-// the tap index of p in it, or -1 when it does not hold p (or p falls
-// between its taps); likewise along y.
-int holdX(GTile t, int p, int k, out int col) {
-	int w = firstWindow(p, pc.winBase.x, SX, KEX) + k;
-	col = w - t.w0.x;
-	int d = p - (pc.winBase.x + SX * w);
-	return (d >= 0 && d % DX == 0) ? d / DX : -1;
+// Pixel (fx, fy) of the cell; false when outside the dx clip.
+bool cellPixel(Cell c, int fx, int fy, out ivec2 p) {
+	p = pc.winBase + ivec2(SX * c.m.x + fx, SY * c.m.y + fy);
+	ivec2 r = p - pc.clipOrigin;
+	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
 }
 
-int holdY(GTile t, int p, int k, out int row) {
-	int w = firstWindow(p, pc.winBase.y, SY, KEY) + k;
-	row = w - t.w0.y;
-	int d = p - (pc.winBase.y + SY * w);
-	return (d >= 0 && d % DY == 0) ? d / DY : -1;
+// Whether window offset a (cells back) holds pixel f of a cell along an
+// axis, for stride s, extent ke and dilation d.
+bool holds(int a, int f, int s, int ke, int d) {
+	int t = s * a + f;
+	return t < ke && t % d == 0;
 }

@@ -4,19 +4,13 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Tile t;
-	if (!tileOf(t)) return;
-	loadTile(t, 0.0);
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
-		if (!pixelInClip(t, ox, oy)) continue;
-		float sum = 0.0;
-		for (int ky = 0; ky < KH; ky++) {
-			for (int kx = 0; kx < KW; kx++) {
-				float v = tap(ox, oy, kx, ky);
-				sum += v * v;
-			}
-		}
-		dst[dstIndex(t, ox, oy)] = sqrt(sum);
+	Pixel p;
+	if (!pixelOf(p)) return;
+	columns(p);
+	float sum = 0.0;
+	for (int ky = 0; ky < KH; ky++) {
+		loadRow(p, ky);
+		for (int kx = 0; kx < KW; kx++) sum += rowV[kx] * rowV[kx];
 	}
+	dst[p.dstIdx] = sqrt(sum);
 }

@@ -9,27 +9,31 @@
 layout(std430, binding = 1) readonly buffer Src { float src[]; };
 
 void main() {
-	GTile t;
-	if (!gtileOf(t)) return;
-	for (uint e = gl_LocalInvocationIndex; e < uint(WH * WW); e += gl_WorkGroupSize.x) {
-		ivec2 w;
-		contrib[e] = stagedWindow(t, e, w) ? dy[t.dyOff + uint(w.y) * pc.dyWidth + uint(w.x)] : 0.0;
-	}
-	barrier();
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		ivec2 p;
-		if (!tilePixel(t, i, p)) continue;
-		float acc = 0.0;
-		for (int ky = 0; ky < NWY; ky++) {
-			int row;
-			if (holdY(t, p.y, ky, row) < 0) continue;
-			for (int kx = 0; kx < NWX; kx++) {
-				int col;
-				if (holdX(t, p.x, kx, col) < 0) continue;
-				acc += contrib[row * WW + col];
+	Cell c;
+	if (!cellOf(c)) return;
+	float acc[SY][SX];
+	for (int fy = 0; fy < SY; fy++)
+		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
+	for (int b = AY - 1; b >= 0; b--) {
+		for (int a = AX - 1; a >= 0; a--) {
+			ivec2 w = c.m - ivec2(a, b);
+			float v = dy[dyIndex(c, w)];
+			v = inWindows(w) ? v : 0.0;
+			for (int fy = 0; fy < SY; fy++) {
+				if (!holds(b, fy, SY, KEY, DY)) continue;
+				for (int fx = 0; fx < SX; fx++) {
+					if (holds(a, fx, SX, KEX, DX)) acc[fy][fx] += v;
+				}
 			}
 		}
-		uint q = uint(p.y * pc.size.x + p.x);
-		dx[t.dxOff + q] = acc * src[t.auxOff + q];
+	}
+	for (int fy = 0; fy < SY; fy++) {
+		for (int fx = 0; fx < SX; fx++) {
+			ivec2 p;
+			if (cellPixel(c, fx, fy, p)) {
+				uint q = uint(p.y * pc.size.x + p.x);
+				dx[c.dxOff + q] = acc[fy][fx] * src[c.auxOff + q];
+			}
+		}
 	}
 }

@@ -11,22 +11,15 @@
 layout(std430, binding = 2) readonly buffer Dy { float dy[]; };
 
 void main() {
-	Tile t;
-	if (!tileOf(t)) return;
-	loadTile(t, 0.0);
-	uint dyOff = pc.dyBase + t.n * pc.dyBatch + t.c * pc.dyPlane;
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
-		if (!pixelInClip(t, ox, oy)) continue;
-		float sum = 0.0;
-		for (int ky = 0; ky < KH; ky++) {
-			for (int kx = 0; kx < KW; kx++) {
-				float v = tap(ox, oy, kx, ky);
-				sum += v * v;
-			}
-		}
-		float out_ = sqrt(sum);
-		uint di = dstIndex(t, ox, oy);
-		dst[di] = out_ > 0.0 ? dy[dyOff + (di - t.dstOff)] / out_ : 0.0;
+	Pixel p;
+	if (!pixelOf(p)) return;
+	columns(p);
+	float sum = 0.0;
+	for (int ky = 0; ky < KH; ky++) {
+		loadRow(p, ky);
+		for (int kx = 0; kx < KW; kx++) sum += rowV[kx] * rowV[kx];
 	}
+	float out_ = sqrt(sum);
+	uint rel = p.dstIdx - (pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane);
+	dst[p.dstIdx] = out_ > 0.0 ? dy[pc.dyBase + p.n * pc.dyBatch + p.c * pc.dyPlane + rel] / out_ : 0.0;
 }

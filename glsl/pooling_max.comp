@@ -6,22 +6,19 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Tile t;
-	if (!tileOf(t)) return;
-	loadTile(t, CLAMP ? NEG_INF : 0.0);
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
-		if (!pixelInClip(t, ox, oy)) continue;
-		float m = NEG_INF;
-		bool nan = false;
-		for (int ky = 0; ky < KH; ky++) {
-			for (int kx = 0; kx < KW; kx++) {
-				float v = tap(ox, oy, kx, ky);
-				m = max(m, v);
-				nan = nan || isnan(v);
-			}
+	Pixel p;
+	if (!pixelOf(p)) return;
+	columns(p);
+	float m = NEG_INF;
+	bool nan = false;
+	const float outside = CLAMP ? NEG_INF : 0.0;
+	for (int ky = 0; ky < KH; ky++) {
+		loadRow(p, ky);
+		for (int kx = 0; kx < KW; kx++) {
+			m = max(m, rowIn[kx] ? rowV[kx] : outside);
+			nan = nan || isnan(rowV[kx]);
 		}
-		float r = nan ? quietNaN() : m;
-		dst[dstIndex(t, ox, oy)] = (CLAMP && !anyTap(windowStart(t, ox, oy))) ? 0.0 : r;
 	}
+	float r = nan ? quietNaN() : m;
+	dst[p.dstIdx] = (CLAMP && !anyTap(p)) ? 0.0 : r;
 }

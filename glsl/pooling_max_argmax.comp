@@ -11,57 +11,54 @@
 // sentinel) when an outside tap wins or the window has no tap.
 //
 // Layout: per plane, clip row j holds ceil(W/PER) words of PER = 32/AMBITS
-// codes, the first pixel in the low bits. Codes go through shared memory so
-// that one invocation writes each word (no atomics, no 8/16-bit storage);
-// TW is a multiple of PER, so tiles never share a word.
+// codes, the first pixel in the low bits. An invocation computes the PER
+// pixels of one word (gl_GlobalInvocationID.x is the word's column), so it
+// alone writes that word: no atomics, no 8/16-bit storage.
 #include "pooling_common.glsl"
 
-layout(constant_id = 10) const int AMBITS = 8;
-layout(constant_id = 11) const bool WRITE_VALUES = true;
+layout(constant_id = 11) const int AMBITS = 8;
+layout(constant_id = 12) const bool WRITE_VALUES = true;
 
 layout(std430, binding = 2) writeonly buffer Argmax { uint am[]; };
-
-shared uint codes[TW * TH];
 
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	Tile t;
-	if (!tileOf(t)) return;
-	loadTile(t, 0.0);
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		int ox = int(i % uint(TW)), oy = int(i / uint(TW));
+	uint col = gl_GlobalInvocationID.x;
+	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
+	if (col >= rowWords || gl_GlobalInvocationID.y >= uint(pc.clipSize.y)) return;
+	uint word = 0u;
+	Pixel p;
+	for (int q = 0; q < PER; q++) {
 		uint code = MASK;
-		if (pixelInClip(t, ox, oy)) {
-			ivec2 s = windowStart(t, ox, oy);
+		int ox = int(col) * PER + q;
+		if (ox < pc.clipSize.x) {
+			uint plane = gl_GlobalInvocationID.z;
+			p.o = ivec2(ox, int(gl_GlobalInvocationID.y));
+			p.n = plane / pc.channels;
+			p.c = plane % pc.channels;
+			p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
+			ivec2 d = pc.clipOrigin + p.o;
+			p.dstIdx = pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);
+			p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);
+			columns(p);
 			float m = 0.0;
 			bool have = false;
 			for (int ky = 0; ky < KH; ky++) {
-				int y = s.y + ky * DY;
-				bool yin = y >= 0 && y < pc.srcSize.y;
+				loadRow(p, ky);
 				for (int kx = 0; kx < KW; kx++) {
-					int x = s.x + kx * DX;
-					bool in_ = yin && x >= 0 && x < pc.srcSize.x;
-					float v = tap(ox, oy, kx, ky); // 0 outside
-					bool take = (in_ || !CLAMP) && (!have || (!isnan(m) && (isnan(v) || v > m)));
+					float v = rowV[kx]; // 0 outside
+					bool take = (rowIn[kx] || !CLAMP) && (!have || (!isnan(m) && (isnan(v) || v > m)));
 					m = take ? v : m;
-					code = take ? (in_ ? uint(ky * KW + kx) : MASK) : code;
+					code = take ? (rowIn[kx] ? uint(ky * KW + kx) : MASK) : code;
 					have = have || take;
 				}
 			}
-			if (WRITE_VALUES) dst[dstIndex(t, ox, oy)] = m;
+			if (WRITE_VALUES) dst[p.dstIdx] = m;
 		}
-		codes[i] = code;
+		word |= (code & MASK) << uint(q * AMBITS);
 	}
-	barrier();
-	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
-	uint plane = pc.amBase + t.n * pc.amBatch + t.c * pc.amPlane;
-	for (uint i = gl_LocalInvocationIndex; i < uint(TH * (TW / PER)); i += gl_WorkGroupSize.x) {
-		int oy = int(i / uint(TW / PER)), w = int(i % uint(TW / PER));
-		uint col = uint(t.x0 / PER + w);
-		if (t.y0 + oy >= pc.clipSize.y || col >= rowWords) continue;
-		uint word = 0u;
-		for (int p = 0; p < PER; p++) word |= (codes[oy * TW + w * PER + p] & MASK) << uint(p * AMBITS);
-		am[plane + uint(t.y0 + oy) * rowWords + col] = word;
-	}
+	uint plane = gl_GlobalInvocationID.z;
+	uint n = plane / pc.channels, c = plane % pc.channels;
+	am[pc.amBase + n * pc.amBatch + c * pc.amPlane + gl_GlobalInvocationID.y * rowWords + col] = word;
 }

@@ -12,47 +12,40 @@
 #define GRAD_DX_BINDING 2
 #include "pooling_grad_common.glsl"
 
-layout(constant_id = 10) const int AMBITS = 8;
+layout(constant_id = 11) const int AMBITS = 8;
 
 layout(std430, binding = 1) readonly buffer Aux { uint aux[]; };
-
-shared uint code[WH * WW];
 
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	GTile t;
-	if (!gtileOf(t)) return;
+	Cell c;
+	if (!cellOf(c)) return;
 	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
-	for (uint e = gl_LocalInvocationIndex; e < uint(WH * WW); e += gl_WorkGroupSize.x) {
-		ivec2 w;
-		float v = 0.0;
-		uint c = MASK;
-		if (stagedWindow(t, e, w)) {
-			v = dy[t.dyOff + uint(w.y) * pc.dyWidth + uint(w.x)];
-			uint rx = uint(w.x - pc.winLo.x), ry = uint(w.y - pc.winLo.y);
-			c = (aux[t.auxOff + ry * rowWords + rx / uint(PER)] >> ((rx % uint(PER)) * uint(AMBITS))) & MASK;
-		}
-		contrib[e] = v;
-		code[e] = c;
-	}
-	barrier();
-	for (uint i = gl_LocalInvocationIndex; i < uint(TW * TH); i += gl_WorkGroupSize.x) {
-		ivec2 p;
-		if (!tilePixel(t, i, p)) continue;
-		float acc = 0.0;
-		for (int ky = 0; ky < NWY; ky++) {
-			int row;
-			int ty = holdY(t, p.y, ky, row);
-			if (ty < 0) continue;
-			for (int kx = 0; kx < NWX; kx++) {
-				int col;
-				int tx = holdX(t, p.x, kx, col);
-				if (tx < 0) continue;
-				int e = row * WW + col;
-				if (code[e] == uint(ty * KW + tx)) acc += contrib[e];
+	float acc[SY][SX];
+	for (int fy = 0; fy < SY; fy++)
+		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
+	for (int b = AY - 1; b >= 0; b--) {
+		for (int a = AX - 1; a >= 0; a--) {
+			ivec2 w = c.m - ivec2(a, b);
+			ivec2 q = clamp(w, pc.winLo, pc.winHi - 1) - pc.winLo;
+			float v = dy[dyIndex(c, w)];
+			uint word = aux[c.auxOff + uint(q.y) * rowWords + uint(q.x / PER)];
+			uint code = inWindows(w) ? (word >> uint((q.x % PER) * AMBITS)) & MASK : MASK;
+			for (int fy = 0; fy < SY; fy++) {
+				if (!holds(b, fy, SY, KEY, DY)) continue;
+				for (int fx = 0; fx < SX; fx++) {
+					if (!holds(a, fx, SX, KEX, DX)) continue;
+					uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
+					acc[fy][fx] += code == tap ? v : 0.0;
+				}
 			}
 		}
-		dx[t.dxOff + uint(p.y * pc.size.x + p.x)] = acc;
+	}
+	for (int fy = 0; fy < SY; fy++) {
+		for (int fx = 0; fx < SX; fx++) {
+			ivec2 p;
+			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = acc[fy][fx];
+		}
 	}
 }

@@ -77,18 +77,12 @@ type poolingGradient struct {
 	kind   PoolingKind
 	geom   Geometry
 	shader *spirv.Shader
-	local  int
-	pipes  map[gradPipe]*vk.Pipeline
-}
-
-type gradPipe struct {
-	edge  EdgeMode
-	bits  int
-	first bool // the first pass (argmax codes or L2-norm ratios)
+	pipes  map[int]*vk.Pipeline // gathers, by argmax code width
+	passes passes               // first passes: argmax codes, L2-norm ratios
 }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
-	p := poolingGradient{kind: kind, geom: g, pipes: map[gradPipe]*vk.Pipeline{}}
+	p := poolingGradient{kind: kind, geom: g, pipes: map[int]*vk.Pipeline{}}
 	p.Label = kind.String() + "Gradient"
 	if dev == nil {
 		return p, fmt.Errorf("%w: %s: nil device", ErrDevice, p.Label)
@@ -97,9 +91,6 @@ func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGr
 	if err := g.validate(p.Label, dev.Limits()); err != nil {
 		return p, err
 	}
-	// One straightforward gather shader per kind. A faster variant for some
-	// geometries (shared-memory tiles) can be chosen here, as long as it
-	// keeps the bindings, push constants and summation order.
 	switch kind {
 	case KindMax, KindDilatedMax:
 		p.shader = spirv.PoolingMaxGrad
@@ -108,7 +99,7 @@ func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGr
 	case KindL2Norm:
 		p.shader = spirv.PoolingL2normGrad
 	}
-	p.local = workgroup(dev.Limits())
+	p.passes = newPasses(dev, kind, g)
 	return p, nil
 }
 
@@ -121,21 +112,43 @@ func (p *poolingGradient) Kind() PoolingKind { return p.kind }
 // Geometry returns the kernel size, stride and dilation.
 func (p *poolingGradient) Geometry() Geometry { return p.geom }
 
-func (p *poolingGradient) pipeline(edge EdgeMode, bits int) (*vk.Pipeline, error) {
-	key := gradPipe{edge: edge, bits: bits}
-	if pl := p.pipes[key]; pl != nil {
+// gather returns the gather pipeline for argmax codes of bits bits (0 for
+// average and L2-norm).
+func (p *poolingGradient) gather(bits int) (*vk.Pipeline, error) {
+	if pl := p.pipes[bits]; pl != nil {
 		return pl, nil
 	}
-	spec := geometrySpec(p.geom, edge, p.local)
+	spec := geometrySpec(p.geom, EdgeZero)
+	lx, ly := localXY(p.dev.Limits())
+	spec["local_size_x"], spec["local_size_y"] = uint32(lx), uint32(ly)
 	spec["AMBITS"] = uint32(bits)
-	tw, th := gradTile(p.geom)
-	spec["TW"], spec["TH"] = uint32(tw), uint32(th)
 	pl, err := pipeline(p.dev, p.shader, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
-	p.pipes[key] = pl
+	p.pipes[bits] = pl
 	return pl, nil
+}
+
+// cellGroups returns the gather's grid: the cells (stride-sized blocks of
+// dx pixels aligned with the window grid) covering a dx clip starting at
+// clip (w x h) for windows based at base, of z planes.
+func (p *poolingGradient) cellGroups(clipX, clipY, w, h int, baseX, baseY int64, z int) ([3]uint32, error) {
+	g := p.geom
+	cells := func(c, n int, base int64, s int) int {
+		return int(floorDiv64(int64(c+n-1)-base, int64(s))-floorDiv64(int64(c)-base, int64(s))) + 1
+	}
+	lim := p.dev.Limits()
+	lx, ly := localXY(lim)
+	return grid3(&lim, cells(clipX, w, baseX, g.StrideX), cells(clipY, h, baseY, g.StrideY), z, lx, ly)
+}
+
+// floorDiv64 is floor(a / b) for b > 0.
+func floorDiv64(a, b int64) int64 {
+	if a >= 0 {
+		return a / b
+	}
+	return -((b - 1 - a) / b)
 }
 
 // checkState validates a gradient state against the kernel.
@@ -269,9 +282,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		plan.scratch = &span{buf: sc, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
 		pc.AuxBatch, pc.AuxPlane = uint32(j.channels*words), uint32(words)
 		first.AmBatch, first.AmPlane = pc.AuxBatch, pc.AuxPlane
-		if plan.firstPipe, err = p.argmaxPipeline(st.EdgeMode, plan.bits); err != nil {
-			return err
-		}
+		plan.firstPass = passArgmaxOnly
 	case KindL2Norm:
 		// First pass: r[w] = dy[w]/out[w] in a scratch laid out as dy.
 		plane := dy.h * dy.w
@@ -284,33 +295,44 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		first.DyBatch, first.DyPlane = pc.DyBatch, pc.DyPlane
 		pc.DyBatch = first.DstBatch // the gather reads r in place of dy
 		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
-		if plan.firstPipe, err = p.ratioPipeline(st.EdgeMode); err != nil {
-			return err
-		}
+		plan.firstPass = passRatio
 	}
-	pl, err := p.pipeline(st.EdgeMode, plan.bits)
+	pl, err := p.gather(plan.bits)
 	if err != nil {
 		return err
+	}
+	var firstGroups [3]uint32
+	if plan.scratch != nil {
+		key := p.passes.key(plan.firstPass, st.EdgeMode, x, int(first.OffX)-kx/2)
+		if plan.firstPipe, err = p.passes.pipeline(key); err != nil {
+			return fmt.Errorf("%s: %w", p.Label, err)
+		}
 	}
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	firstPush := unsafe.Slice((*byte)(unsafe.Pointer(&first)), unsafe.Sizeof(first))
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spans := plan.spans(spanArr[:0])
-	ftw, fth := forwardTile(g)
-	firstTiles := tilesOf(st.Clip.Width, st.Clip.Height, ftw, fth)
-	gtw, gth := gradTile(g)
-	tiles := tilesOf(j.clipW, j.clipH, gtw, gth)
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		var b [3]vk.BufferRange
 		z := pt.batches * pt.channels
+		if plan.scratch != nil {
+			var err error
+			if firstGroups, err = p.passes.groups(plan.firstPass, st.Clip.Width, st.Clip.Height, z); err != nil {
+				return err
+			}
+		}
+		groups, err := p.cellGroups(j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY, z)
+		if err != nil {
+			return err
+		}
 		pc.Channels, first.Channels = uint32(pt.channels), uint32(pt.channels)
 		switch {
 		case plan.scratch != nil && p.kind == KindL2Norm:
 			// ratio pass: x, r, dy; then the gather reads r and x.
 			first.SrcBase, first.DstBase, first.DyBase = pt.bases[plan.xi], pt.bases[plan.si], pt.bases[plan.dyi]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.dyi]
-			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, tileGroups(&lim, firstTiles, z)); err != nil {
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, firstGroups); err != nil {
 				return err
 			}
 			pc.DyBase, pc.AuxBase = pt.bases[plan.si], pt.bases[plan.xi]
@@ -319,7 +341,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			// argmax pass: x, (scratch as the unwritten values), codes.
 			first.SrcBase, first.AmBase = pt.bases[plan.xi], pt.bases[plan.si]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.si]
-			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, tileGroups(&lim, firstTiles, z)); err != nil {
+			if err := cb.Dispatch(plan.firstPipe, b[:], firstPush, firstGroups); err != nil {
 				return err
 			}
 			pc.DyBase, pc.AuxBase = pt.bases[plan.dyi], pt.bases[plan.si]
@@ -337,7 +359,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			n = 2
 		}
 		b[n-1] = pt.ranges[plan.dxi]
-		return cb.Dispatch(pl, b[:n], push, tileGroups(&lim, tiles, z))
+		return cb.Dispatch(pl, b[:n], push, groups)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.Label, err)
@@ -352,6 +374,7 @@ type gradPlan struct {
 	scratch              *span // the first pass's output, when there is one
 	bits                 int
 	batches, channels    int
+	firstPass            passKind
 	firstPipe            *vk.Pipeline
 	dyi, xi, dxi, ai, si int // positions in the planned spans
 }
@@ -369,40 +392,6 @@ func (g *gradPlan) spans(buf []span) []span {
 	}
 	g.dxi = add(g.dx)
 	return buf
-}
-
-// argmaxPipeline is the forward max shader that writes only argmax codes,
-// the max gradient's first pass.
-func (p *poolingGradient) argmaxPipeline(edge EdgeMode, bits int) (*vk.Pipeline, error) {
-	key := gradPipe{edge: edge, bits: bits, first: true}
-	if pl := p.pipes[key]; pl != nil {
-		return pl, nil
-	}
-	spec := geometrySpec(p.geom, edge, p.local)
-	spec["AMBITS"], spec["WRITE_VALUES"] = uint32(bits), 0
-	spec["TW"], spec["TH"] = forwardTileSpec(p.geom)
-	pl, err := pipeline(p.dev, spirv.PoolingMaxArgmax, spec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
-	}
-	p.pipes[key] = pl
-	return pl, nil
-}
-
-// ratioPipeline is the L2-norm gradient's first pass.
-func (p *poolingGradient) ratioPipeline(edge EdgeMode) (*vk.Pipeline, error) {
-	key := gradPipe{edge: edge, first: true}
-	if pl := p.pipes[key]; pl != nil {
-		return pl, nil
-	}
-	spec := geometrySpec(p.geom, edge, p.local)
-	spec["TW"], spec["TH"] = forwardTileSpec(p.geom)
-	pl, err := pipeline(p.dev, spirv.PoolingL2normRatio, spec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
-	}
-	p.pipes[key] = pl
-	return pl, nil
 }
 
 // encodeNew configures the kernel from st (MPS transfers the forward

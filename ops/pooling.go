@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/vkmps/vkmps/padding"
-	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
 )
 
@@ -71,10 +70,7 @@ type pooling struct {
 	Kernel
 	kind   PoolingKind
 	geom   Geometry
-	shader *spirv.Shader
-	pipes  [2]*vk.Pipeline // by edge mode
-	amPipe [2]*vk.Pipeline // pooling_max_argmax, by edge mode
-	local  int
+	passes passes
 }
 
 // workgroup is the invocations per workgroup of the element-wise kernels.
@@ -92,15 +88,7 @@ func newPooling(dev *vk.Device, kind PoolingKind, g Geometry) (pooling, error) {
 	if err := g.validate(p.Label, dev.Limits()); err != nil {
 		return p, err
 	}
-	switch kind {
-	case KindMax, KindDilatedMax:
-		p.shader = spirv.PoolingMax
-	case KindAverage:
-		p.shader = spirv.PoolingAverage
-	case KindL2Norm:
-		p.shader = spirv.PoolingL2norm
-	}
-	p.local = workgroup(dev.Limits())
+	p.passes = newPasses(dev, kind, g)
 	return p, nil
 }
 
@@ -109,45 +97,6 @@ func (p *pooling) Geometry() Geometry { return p.geom }
 
 // Kind returns the kernel's family.
 func (p *pooling) Kind() PoolingKind { return p.kind }
-
-// pipeline returns the kernel's pipeline for edge mode edge; with argmax,
-// the max shader that also records the window winners.
-func (p *pooling) pipeline(edge EdgeMode, argmax bool) (*vk.Pipeline, error) {
-	if !edge.Valid() {
-		return nil, fmt.Errorf("%w: %s: edge mode %v", ErrGeometry, p.Label, edge)
-	}
-	cache, sh := &p.pipes[edge], p.shader
-	if argmax {
-		cache, sh = &p.amPipe[edge], spirv.PoolingMaxArgmax
-	}
-	if *cache != nil {
-		return *cache, nil
-	}
-	spec := geometrySpec(p.geom, edge, p.local)
-	tw, th := forwardTile(p.geom)
-	spec["TW"], spec["TH"] = uint32(tw), uint32(th)
-	if argmax {
-		spec["AMBITS"] = uint32(argmaxBitsFor(p.geom.KernelWidth * p.geom.KernelHeight))
-	}
-	pl, err := pipeline(p.dev, sh, spec)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Label, err)
-	}
-	*cache = pl
-	return pl, nil
-}
-
-// geometrySpec returns the specialization constants the pooling shaders
-// share: workgroup size, kernel size, stride, dilation and edge mode.
-func geometrySpec(g Geometry, edge EdgeMode, local int) map[string]uint32 {
-	clamp := uint32(0)
-	if edge == EdgeClamp {
-		clamp = 1
-	}
-	return map[string]uint32{"local_size_x": uint32(local),
-		"KW": uint32(g.KernelWidth), "KH": uint32(g.KernelHeight), "SX": uint32(g.StrideX), "SY": uint32(g.StrideY),
-		"DX": uint32(g.DilationX), "DY": uint32(g.DilationY), "CLAMP": clamp}
-}
 
 // paddingKernel describes the kernel to a padding policy.
 func (p *pooling) paddingKernel(zeroPad padding.Pads) padding.Kernel {
@@ -228,9 +177,14 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 		return nil, err
 	}
 	record = record && state
-	pl, err := p.pipeline(p.EdgeMode, record)
+	pass := passValues
+	if record {
+		pass = passArgmax
+	}
+	kx, _ := p.geom.effective()
+	pl, err := p.passes.pipeline(p.passes.key(pass, p.EdgeMode, src, j.offX-kx/2))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
 	pc := poolPush{
 		SrcW: int32(src.w), SrcH: int32(src.h),
@@ -260,13 +214,15 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 		pc.AmBatch, pc.AmPlane = uint32(j.channels*st.planeWords), uint32(st.planeWords)
 		spans = append(spans, st.argmaxSpan(0, 0))
 	}
-	tw, th := forwardTile(p.geom)
-	tiles := tilesOf(j.clipW, j.clipH, tw, th)
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
-		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, tileGroups(&lim, tiles, pt.batches*pt.channels))
+		g, err := p.passes.groups(pass, j.clipW, j.clipH, pt.batches*pt.channels)
+		if err != nil {
+			return err
+		}
+		return cb.Dispatch(pl, pt.ranges[:len(spans)], push, g)
 	})
 	if err != nil {
 		st.Close()

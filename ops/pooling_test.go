@@ -453,7 +453,7 @@ func TestForwardBadInput(t *testing.T) {
 	_, err = ops.NewPoolingAverage(dev, side+1, side+1, 1, 1)
 	require.ErrorIs(t, err, ops.ErrDeviceLimit)
 	assert.Contains(t, err.Error(), "shared memory")
-	_, err = ops.NewDilatedPoolingMax(dev, 3, 3, side, side, 1, 1)
+	_, err = ops.NewDilatedPoolingMax(dev, 9, 9, side/8+1, side/8+1, 1, 1)
 	require.ErrorIs(t, err, ops.ErrDeviceLimit, "a dilated window's extent counts")
 	_, err = ops.NewPoolingMax(nil, 2, 2, 1, 1)
 	assert.ErrorIs(t, err, ops.ErrDevice)

@@ -3,27 +3,46 @@ package ops
 import (
 	"fmt"
 
+	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
 )
 
-// Tiles. The pooling shaders work in tiles (glsl/pooling_common.glsl,
-// glsl/pooling_grad_common.glsl): a forward workgroup first copies the
-// source region its TW x TH destination pixels read into shared memory; a
-// gradient workgroup stages the contributions of the windows that touch its
-// TW x TH dx pixels. Tile shapes depend on the geometry only, so one
-// pipeline serves every image size.
+// Shader variants and work grids.
+//
+// The forward shaders (and the gradients' first passes, which have their
+// shape) come in two families:
+//
+//   - direct (glsl/pooling_common.glsl): one invocation per destination
+//     pixel on a (column, row, plane) grid of 16x16 workgroups, reading its
+//     window straight from memory; with stride 2 and dilation 1 over an
+//     even-width source, taps load as aligned pairs (VEC2);
+//   - tiled (glsl/pooling_tiled.glsl): for windows of more than
+//     tiledTaps taps, where each source value is read many times, a
+//     workgroup stages the source region of a tile of destination pixels in
+//     shared memory once. Its smallest tile must fit the device's shared
+//     memory: that bounds the window size (MaxWindowExtent).
+//
+// The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
+// stride-x x stride-y dx pixels aligned with the window grid, on a (cell
+// column, cell row, plane) grid of 16x16 workgroups.
+
+// tiledTaps is the window size above which the tiled shaders are used.
+const tiledTaps = 64
+
+// tiled reports whether g's forward passes use the tiled shaders.
+func tiled(g Geometry) bool { return g.KernelWidth*g.KernelHeight > tiledTaps }
 
 // tileBudget is the shared memory a tile aims to use: small enough for
 // several workgroups per multiprocessor.
 const tileBudget = 16 << 10
 
-// tileWidth is the tile width: a multiple of 4, so argmax words (up to four
-// codes each) never straddle two tiles.
+// tileWidth is the tiled shaders' tile width: a multiple of 4, so argmax
+// words (up to four codes each) never straddle two tiles.
 const tileWidth = 32
 
-// forwardShared returns the bytes of shared memory a forward tile of
-// tw x th pixels uses (glsl/pooling_common.glsl's tile, plus a code per
-// pixel for the argmax shader).
+// forwardShared returns the bytes of shared memory a tile of tw x th
+// destination pixels uses (the staged source region, plus a code per pixel
+// for the argmax shader).
 func forwardShared(g Geometry, tw, th int) int {
 	kx, ky := g.effective()
 	iw := (tw-1)*g.StrideX + kx
@@ -32,8 +51,8 @@ func forwardShared(g Geometry, tw, th int) int {
 	return 4 * (ih*cp*g.StrideX + tw*th)
 }
 
-// forwardTile returns the forward tile height for g: up to 16 rows of
-// tileWidth pixels within tileBudget, at least one row.
+// forwardTile returns the tile of the tiled shaders for g: tileWidth wide,
+// up to 16 rows within tileBudget, at least one row.
 func forwardTile(g Geometry) (tw, th int) {
 	th = 16
 	for th > 1 && forwardShared(g, tileWidth, th) > tileBudget {
@@ -42,36 +61,14 @@ func forwardTile(g Geometry) (tw, th int) {
 	return tileWidth, th
 }
 
-// forwardTileSpec is forwardTile as specialization constants.
-func forwardTileSpec(g Geometry) (uint32, uint32) {
-	tw, th := forwardTile(g)
-	return uint32(tw), uint32(th)
-}
-
-// gradShared is the gather tile's shared memory (a value and a code per
-// staged window).
-func gradShared(g Geometry, tw, th int) int {
-	kx, ky := g.effective()
-	ww := (tw+kx-2)/g.StrideX + 2
-	wh := (th+ky-2)/g.StrideY + 2
-	return 8 * ww * wh
-}
-
-// gradTile returns the gather tile: tileWidth x up to 16 dx pixels.
-func gradTile(g Geometry) (tw, th int) {
-	th = 16
-	for th > 1 && gradShared(g, tileWidth, th) > tileBudget {
-		th /= 2
-	}
-	return tileWidth, th
-}
-
-// checkShared reports ErrDeviceLimit when the smallest tiles of g do not
-// fit the device's shared memory per workgroup.
+// checkShared reports ErrDeviceLimit when a window of g needs the tiled
+// shaders and their smallest tile does not fit the device's shared memory.
 func checkShared(name string, g Geometry, lim vk.Limits) error {
+	if !tiled(g) {
+		return nil
+	}
 	have := int(lim.MaxComputeSharedMemorySize)
-	need := max(forwardShared(g, tileWidth, 1), gradShared(g, tileWidth, 1))
-	if need > have {
+	if need := forwardShared(g, tileWidth, 1); need > have {
 		kx, ky := g.effective()
 		return fmt.Errorf("%w: %s: a %dx%d window (extent %dx%d) needs %d bytes of shared memory per workgroup; this device has %d",
 			ErrDeviceLimit, name, g.KernelWidth, g.KernelHeight, kx, ky, need, have)
@@ -80,18 +77,43 @@ func checkShared(name string, g Geometry, lim vk.Limits) error {
 }
 
 // MaxWindowExtent is the largest square window extent, (k-1)*d+1 pixels a
-// side at stride 1, whose tiles fit the shared memory of a device with
-// limits lim: about 85 on lavapipe's 32 KiB, 105 on NVIDIA's 48 KiB.
-// Larger windows are an ErrDeviceLimit.
+// side at stride 1, a device with limits lim can pool: windows of more than
+// 64 taps stage a tile in shared memory, which must fit (about 240 on
+// lavapipe's 32 KiB, 300 on NVIDIA's 48 KiB). Larger windows are an
+// ErrDeviceLimit.
 func MaxWindowExtent(lim vk.Limits) int {
-	e := 1
-	for {
-		g := Geometry{KernelWidth: e + 1, KernelHeight: e + 1, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
-		if checkShared("", g, lim) != nil {
-			return e
+	lo, hi := 1, 1<<15
+	for lo < hi {
+		e := (lo + hi + 1) / 2
+		g := Geometry{KernelWidth: e, KernelHeight: e, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
+		if checkShared("", g, lim) == nil {
+			lo = e
+		} else {
+			hi = e - 1
 		}
-		e++
 	}
+	return lo
+}
+
+// localXY is the workgroup of the direct and gather shaders: 16x16, or
+// 16x8 on a device allowing fewer than 256 invocations.
+func localXY(lim vk.Limits) (int, int) {
+	if lim.MaxComputeWorkGroupInvocations < 256 || lim.MaxComputeWorkGroupSize[1] < 16 {
+		return 16, 8
+	}
+	return 16, 16
+}
+
+// grid3 returns the workgroups covering w x h items of z planes with
+// workgroups of lx x ly; ErrDeviceLimit past the device's counts.
+func grid3(lim *vk.Limits, w, h, z, lx, ly int) ([3]uint32, error) {
+	g := [3]uint32{uint32((w + lx - 1) / lx), uint32((h + ly - 1) / ly), uint32(z)}
+	for axis := range g {
+		if g[axis] > lim.MaxComputeWorkGroupCount[axis] {
+			return g, fmt.Errorf("%w: %v workgroups exceed the device's %v", ErrDeviceLimit, g, lim.MaxComputeWorkGroupCount)
+		}
+	}
+	return g, nil
 }
 
 // tileGroups returns the workgroup grid for tiles tiles of each of z
@@ -108,3 +130,128 @@ func tileGroups(lim *vk.Limits, tiles, z int) [3]uint32 {
 
 // tilesOf returns the tiles of tw x th covering a w x h region.
 func tilesOf(w, h, tw, th int) int { return ((w + tw - 1) / tw) * ((h + th - 1) / th) }
+
+// passKind is what a forward-shaped pass computes.
+type passKind int
+
+const (
+	passValues     passKind = iota // the forward kernel's values
+	passArgmax                     // max values and argmax codes (RecordArgmax)
+	passArgmaxOnly                 // argmax codes only (the max gradient's first pass)
+	passRatio                      // dy/out per window (the L2-norm gradient's first pass)
+)
+
+// passKey selects a forward-shaped pipeline.
+type passKey struct {
+	pass passKind
+	edge EdgeMode
+	vec2 bool
+	par  int8
+}
+
+// passes caches the forward-shaped pipelines of one kernel geometry.
+type passes struct {
+	dev   *vk.Device
+	kind  PoolingKind
+	geom  Geometry
+	pipes map[passKey]*vk.Pipeline
+}
+
+func newPasses(dev *vk.Device, kind PoolingKind, g Geometry) passes {
+	return passes{dev: dev, kind: kind, geom: g, pipes: map[passKey]*vk.Pipeline{}}
+}
+
+func (ps *passes) shader(pass passKind) *spirv.Shader {
+	t := tiled(ps.geom)
+	pick := func(direct, tiledSh *spirv.Shader) *spirv.Shader {
+		if t {
+			return tiledSh
+		}
+		return direct
+	}
+	switch {
+	case pass == passArgmax || pass == passArgmaxOnly:
+		return pick(spirv.PoolingMaxArgmax, spirv.PoolingMaxArgmaxTiled)
+	case pass == passRatio:
+		return pick(spirv.PoolingL2normRatio, spirv.PoolingL2normRatioTiled)
+	case ps.kind == KindAverage:
+		return pick(spirv.PoolingAverage, spirv.PoolingAverageTiled)
+	case ps.kind == KindL2Norm:
+		return pick(spirv.PoolingL2norm, spirv.PoolingL2normTiled)
+	}
+	return pick(spirv.PoolingMax, spirv.PoolingMaxTiled)
+}
+
+// key returns the pipeline key of a pass over src whose first window (of
+// clip pixel 0) starts at column firstCol: VEC2 when the stride is 2, the
+// dilation 1 and the source's rows and planes start on even elements.
+func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, firstCol int) passKey {
+	k := passKey{pass: pass, edge: edge}
+	if !tiled(ps.geom) && ps.geom.StrideX == 2 && ps.geom.DilationX == 1 && src.w%2 == 0 && src.base%2 == 0 {
+		k.vec2, k.par = true, int8(firstCol&1)
+	}
+	return k
+}
+
+func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
+	if !k.edge.Valid() {
+		return nil, fmt.Errorf("%w: edge mode %v", ErrGeometry, k.edge)
+	}
+	if pl := ps.pipes[k]; pl != nil {
+		return pl, nil
+	}
+	spec := geometrySpec(ps.geom, k.edge)
+	lim := ps.dev.Limits()
+	if tiled(ps.geom) {
+		spec["local_size_x"] = uint32(workgroup(lim))
+		tw, th := forwardTile(ps.geom)
+		spec["TW"], spec["TH"] = uint32(tw), uint32(th)
+	} else {
+		lx, ly := localXY(lim)
+		spec["local_size_x"], spec["local_size_y"] = uint32(lx), uint32(ly)
+		if k.vec2 {
+			spec["VEC2"], spec["PAR"] = 1, uint32(k.par)
+		}
+	}
+	if k.pass == passArgmax || k.pass == passArgmaxOnly {
+		spec["AMBITS"] = uint32(argmaxBitsFor(ps.geom.KernelWidth * ps.geom.KernelHeight))
+		spec["WRITE_VALUES"] = 1
+		if k.pass == passArgmaxOnly {
+			spec["WRITE_VALUES"] = 0
+		}
+	}
+	pl, err := pipeline(ps.dev, ps.shader(k.pass), spec)
+	if err != nil {
+		return nil, err
+	}
+	ps.pipes[k] = pl
+	return pl, nil
+}
+
+// groups returns the grid of a forward-shaped pass over a w x h clip of z
+// planes.
+func (ps *passes) groups(pass passKind, w, h, z int) ([3]uint32, error) {
+	lim := ps.dev.Limits()
+	if tiled(ps.geom) {
+		tw, th := forwardTile(ps.geom)
+		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
+	}
+	if pass == passArgmax || pass == passArgmaxOnly {
+		per := 32 / argmaxBitsFor(ps.geom.KernelWidth*ps.geom.KernelHeight)
+		w = (w + per - 1) / per
+	}
+	lx, ly := localXY(lim)
+	return grid3(&lim, w, h, z, lx, ly)
+}
+
+// geometrySpec returns the specialization constants the pooling shaders
+// share: kernel size, stride, dilation and edge mode.
+func geometrySpec(g Geometry, edge EdgeMode) map[string]uint32 {
+	clamp := uint32(0)
+	if edge == EdgeClamp {
+		clamp = 1
+	}
+	return map[string]uint32{
+		"KW": uint32(g.KernelWidth), "KH": uint32(g.KernelHeight), "SX": uint32(g.StrideX), "SY": uint32(g.StrideY),
+		"DX": uint32(g.DilationX), "DY": uint32(g.DilationY), "CLAMP": clamp}
+}

@@ -59,7 +59,7 @@ var PoolingAverage = &Shader{
 	Name: "pooling_average",
 	file: "pooling_average.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
 	PushConstantSize: 104,
@@ -71,11 +71,12 @@ var PoolingAverage = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, -1, -1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingAverageGrad is glsl/pooling_average_grad.comp.
@@ -95,17 +96,16 @@ var PoolingAverageGrad = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 10, Name: "local_size_y", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, -1, -1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
-// PoolingL2norm is glsl/pooling_l2norm.comp.
-var PoolingL2norm = &Shader{
-	Name: "pooling_l2norm",
-	file: "pooling_l2norm.spv",
+// PoolingAverageTiled is glsl/pooling_average_tiled.comp.
+var PoolingAverageTiled = &Shader{
+	Name: "pooling_average_tiled",
+	file: "pooling_average_tiled.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -119,11 +119,36 @@ var PoolingL2norm = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2norm is glsl/pooling_l2norm.comp.
+var PoolingL2norm = &Shader{
+	Name: "pooling_l2norm",
+	file: "pooling_l2norm.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingL2normGrad is glsl/pooling_l2norm_grad.comp.
@@ -144,17 +169,42 @@ var PoolingL2normGrad = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 10, Name: "local_size_y", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, -1, -1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingL2normRatio is glsl/pooling_l2norm_ratio.comp.
 var PoolingL2normRatio = &Shader{
 	Name: "pooling_l2norm_ratio",
 	file: "pooling_l2norm_ratio.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+}
+
+// PoolingL2normRatioTiled is glsl/pooling_l2norm_ratio_tiled.comp.
+var PoolingL2normRatioTiled = &Shader{
+	Name: "pooling_l2norm_ratio_tiled",
+	file: "pooling_l2norm_ratio_tiled.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -169,17 +219,17 @@ var PoolingL2normRatio = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-// PoolingMax is glsl/pooling_max.comp.
-var PoolingMax = &Shader{
-	Name: "pooling_max",
-	file: "pooling_max.spv",
+// PoolingL2normTiled is glsl/pooling_l2norm_tiled.comp.
+var PoolingL2normTiled = &Shader{
+	Name: "pooling_l2norm_tiled",
+	file: "pooling_l2norm_tiled.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -193,18 +243,72 @@ var PoolingMax = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMax is glsl/pooling_max.comp.
+var PoolingMax = &Shader{
+	Name: "pooling_max",
+	file: "pooling_max.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingMaxArgmax is glsl/pooling_max_argmax.comp.
 var PoolingMaxArgmax = &Shader{
 	Name: "pooling_max_argmax",
 	file: "pooling_max_argmax.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+}
+
+// PoolingMaxArgmaxTiled is glsl/pooling_max_argmax_tiled.comp.
+var PoolingMaxArgmaxTiled = &Shader{
+	Name: "pooling_max_argmax_tiled",
+	file: "pooling_max_argmax_tiled.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -220,10 +324,10 @@ var PoolingMaxArgmax = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
-		{ID: 10, Name: "AMBITS", Default: 8},
-		{ID: 11, Name: "WRITE_VALUES", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -247,9 +351,33 @@ var PoolingMaxGrad = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "TW", Default: 32},
-		{ID: 9, Name: "TH", Default: 8},
-		{ID: 10, Name: "AMBITS", Default: 8},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+}
+
+// PoolingMaxTiled is glsl/pooling_max_tiled.comp.
+var PoolingMaxTiled = &Shader{
+	Name: "pooling_max_tiled",
+	file: "pooling_max_tiled.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -271,4 +399,4 @@ var ReduceSum = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingL2norm, PoolingL2normGrad, PoolingL2normRatio, PoolingMax, PoolingMaxArgmax, PoolingMaxGrad, ReduceSum}
+var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingAverageTiled, PoolingL2norm, PoolingL2normGrad, PoolingL2normRatio, PoolingL2normRatioTiled, PoolingL2normTiled, PoolingMax, PoolingMaxArgmax, PoolingMaxArgmaxTiled, PoolingMaxGrad, PoolingMaxTiled, ReduceSum}

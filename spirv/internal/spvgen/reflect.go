@@ -82,7 +82,8 @@ type typeInfo struct {
 
 // Reflect reads a compute module's interface. It refuses what vkmps's
 // runtime does not support: uniform buffers, descriptor sets other than 0,
-// and bindings that are not dense from 0. Spec constants may have gaps in
+// and bindings that are not dense from 0. Variables sharing a binding are
+// views of one buffer and make one binding. Spec constants may have gaps in
 // their IDs (the compiler drops constants a shader does not use).
 func Reflect(words []uint32) (*Module, error) {
 	if len(words) < 5 || words[0] != spirvMagic {
@@ -253,7 +254,20 @@ func Reflect(words []uint32) (*Module, error) {
 			m.Bindings = append(m.Bindings, Binding{Binding: bind[0], Name: name, Access: acc})
 		}
 	}
-	sort.Slice(m.Bindings, func(i, j int) bool { return m.Bindings[i].Binding < m.Bindings[j].Binding })
+	sort.SliceStable(m.Bindings, func(i, j int) bool { return m.Bindings[i].Binding < m.Bindings[j].Binding })
+	// Several views of one binding (say float and vec2 arrays) are one
+	// descriptor: merge them, the access being what any view does.
+	merged := m.Bindings[:0]
+	for _, b := range m.Bindings {
+		if n := len(merged); n > 0 && merged[n-1].Binding == b.Binding {
+			if merged[n-1].Access != b.Access {
+				merged[n-1].Access = "ReadWrite"
+			}
+			continue
+		}
+		merged = append(merged, b)
+	}
+	m.Bindings = merged
 	for i, b := range m.Bindings {
 		if b.Binding != uint32(i) {
 			return nil, fmt.Errorf("bindings must be dense from 0; found binding %d at position %d", b.Binding, i)

@@ -1,0 +1,145 @@
+// Shared by the tiled forward pooling shaders (pooling_*_tiled.comp), which
+// vkmps uses for windows of more than 64 taps: a large window reads each
+// source value many times, so the tile stages it once in shared memory.
+// They compute exactly what the direct shaders (pooling_common.glsl) do.
+//
+// Images are NCHW float32. The window of destination pixel
+// (clipOrigin + (i, j)) is centred on offset + (SX*i, SY*j) in the source,
+// its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
+// windows lean to the top left), taps D apart.
+//
+// A workgroup computes a tile of TW x TH destination pixels of one plane
+// (batch image n, channel c). It first copies the source region the tile's
+// windows read, IH rows of IW values, into shared memory with coalesced
+// loads (reads outside the image use a clamped index, always valid memory,
+// and store the edge mode's outside value); then each invocation computes
+// destination pixels from shared memory, neighbouring invocations taking
+// neighbouring pixels. Shared memory holds each row de-interleaved by stride
+// phase (column x at (x % SX)*CP + x / SX), so neighbouring invocations
+// read neighbouring banks whatever the stride.
+// gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x_id = 0) in;
+
+layout(constant_id = 1) const int KW = 2;  // kernel width
+layout(constant_id = 2) const int KH = 2;  // kernel height
+layout(constant_id = 3) const int SX = 1;  // stride x
+layout(constant_id = 4) const int SY = 1;  // stride y
+layout(constant_id = 5) const int DX = 1;  // dilation x
+layout(constant_id = 6) const int DY = 1;  // dilation y
+layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
+layout(constant_id = 13) const int TW = 32; // tile width, destination pixels
+layout(constant_id = 14) const int TH = 8;  // tile height
+
+const int KEX = (KW - 1) * DX + 1;    // window extent
+const int KEY = (KH - 1) * DY + 1;
+const int IW = (TW - 1) * SX + KEX;   // source columns a tile reads
+const int IH = (TH - 1) * SY + KEY;   // source rows a tile reads
+const int CP = (IW + SX - 1) / SX;    // columns per stride phase in shared memory
+const int IWP = SX * CP;              // shared row length
+
+shared float tile[IH * IWP];
+
+layout(std430, binding = 0) readonly buffer Src { float src[]; };
+layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+
+layout(push_constant) uniform Push {
+	ivec2 srcSize;    // source W, H
+	ivec2 clipOrigin; // destination x, y of the first pixel written
+	ivec2 clipSize;   // pixels written per axis
+	ivec2 offset;     // source position of the window centre of clipOrigin
+	ivec4 region;     // average: taps counted in N lie in [x0, x1) x [y0, y1)
+	uint srcBase;     // element offset of plane (0, 0) in the bound source range
+	uint dstBase;     // element offset of plane (0, 0) in the bound destination range
+	uint srcBatch;    // elements between consecutive batch images, source
+	uint dstBatch;    // elements between consecutive batch images, destination
+	uint channels;    // channels per batch image in this dispatch
+	uint srcPlane;    // source H*W
+	uint dstPlane;    // destination H*W
+	uint dstWidth;    // destination W
+	uint amBase;      // argmax: word offset of plane (0, 0) in the argmax range
+	uint amBatch;     // words between consecutive batch images of the argmax buffer
+	uint amPlane;     // words per argmax plane
+	uint dyBase;      // L2 ratio pass: element offset of plane (0, 0) of dy
+	uint dyBatch;     // elements between consecutive batch images of dy
+	uint dyPlane;     // dy H*W
+} pc;
+
+// Tile is one workgroup's work.
+struct Tile {
+	int x0, y0;   // clip-relative position of the tile's first destination pixel
+	ivec2 in0;    // source position of the tile's shared (0, 0)
+	uint n, c;    // batch image and channel within the dispatch
+	uint srcOff;  // element offset of the source plane
+	uint dstOff;  // element offset of the destination plane
+};
+
+// tileOf returns this workgroup's tile; false (for the whole workgroup)
+// past the last tile.
+bool tileOf(out Tile t) {
+	uint tilesX = (uint(pc.clipSize.x) + uint(TW) - 1u) / uint(TW);
+	uint tilesY = (uint(pc.clipSize.y) + uint(TH) - 1u) / uint(TH);
+	uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+	if (wg >= tilesX * tilesY) return false;
+	t.x0 = int(wg % tilesX) * TW;
+	t.y0 = int(wg / tilesX) * TH;
+	uint plane = gl_WorkGroupID.z;
+	t.n = plane / pc.channels;
+	t.c = plane % pc.channels;
+	t.srcOff = pc.srcBase + t.n * pc.srcBatch + t.c * pc.srcPlane;
+	t.dstOff = pc.dstBase + t.n * pc.dstBatch + t.c * pc.dstPlane;
+	t.in0 = pc.offset + ivec2(SX * t.x0, SY * t.y0) - ivec2(KEX / 2, KEY / 2);
+	return true;
+}
+
+// loadTile copies the tile's source region into shared memory; outside
+// the image it stores outside.
+void loadTile(Tile t, float outside) {
+	for (uint e = gl_LocalInvocationIndex; e < uint(IH * IW); e += gl_WorkGroupSize.x) {
+		int r = int(e / uint(IW));
+		int x = int(e % uint(IW));
+		ivec2 q = t.in0 + ivec2(x, r);
+		bool in_ = q.x >= 0 && q.x < pc.srcSize.x && q.y >= 0 && q.y < pc.srcSize.y;
+		float v = src[t.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))];
+		tile[r * IWP + (x % SX) * CP + x / SX] = in_ ? v : outside;
+	}
+	barrier();
+}
+
+// tap returns tap (kx, ky) of the window of tile pixel (ox, oy).
+float tap(int ox, int oy, int kx, int ky) {
+	return tile[(oy * SY + ky * DY) * IWP + ((kx * DX) % SX) * CP + ox + (kx * DX) / SX];
+}
+
+// floor(a / b) for b > 0.
+int floorDiv(int a, int b) {
+	return a >= 0 ? a / b : -((b - 1 - a) / b);
+}
+
+// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
+// closed form.
+int counted(int s, int k, int d, int lo, int hi) {
+	int t0 = max(0, -floorDiv(s - lo, d));
+	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
+	return max(0, t1 - t0 + 1);
+}
+
+// Source position of the first tap of tile pixel (ox, oy)'s window.
+ivec2 windowStart(Tile t, int ox, int oy) { return t.in0 + ivec2(ox * SX, oy * SY); }
+
+// Whether a window starting at s has a tap inside the image.
+bool anyTap(ivec2 s) {
+	return counted(s.x, KW, DX, 0, pc.srcSize.x) > 0 && counted(s.y, KH, DY, 0, pc.srcSize.y) > 0;
+}
+
+// Pixels of the tile: invocations stride over them row-major.
+bool pixelInClip(Tile t, int ox, int oy) { return t.x0 + ox < pc.clipSize.x && t.y0 + oy < pc.clipSize.y; }
+
+uint dstIndex(Tile t, int ox, int oy) {
+	return t.dstOff + uint(pc.clipOrigin.y + t.y0 + oy) * pc.dstWidth + uint(pc.clipOrigin.x + t.x0 + ox);
+}
+
+const float NEG_INF = -1.0 / 0.0;
+
+float quietNaN() { return uintBitsToFloat(0x7fc00000u); }
