@@ -10,17 +10,19 @@
 void main() {
 	Cell c;
 	if (!cellOf(c)) return;
+	windowAxes(c);
+	int nx[AX];
+	for (int a = 0; a < AX; a++) nx[a] = counted(pc.winBase.x + SX * (c.m.x - a), KW, DX, pc.region.x, pc.region.z);
 	float acc[SY][SX];
 	for (int fy = 0; fy < SY; fy++)
 		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
 	for (int b = AY - 1; b >= 0; b--) {
-		int wy = c.m.y - b;
-		int ny = counted(pc.winBase.y + SY * wy, KH, DY, pc.region.y, pc.region.w);
+		int ny = counted(pc.winBase.y + SY * (c.m.y - b), KH, DY, pc.region.y, pc.region.w);
+		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		for (int a = AX - 1; a >= 0; a--) {
-			ivec2 w = ivec2(c.m.x - a, wy);
-			int n = ny * counted(pc.winBase.x + SX * w.x, KW, DX, pc.region.x, pc.region.z);
-			float v = dy[dyIndex(c, w)];
-			v = (inWindows(w) && n > 0) ? v / float(n) : 0.0;
+			int n = ny * nx[a];
+			float v = dy[row + uint(winX[a])];
+			v = (winYIn[b] && winXIn[a] && n > 0) ? v / float(n) : 0.0;
 			for (int fy = 0; fy < SY; fy++) {
 				if (!holds(b, fy, SY, KEY, DY)) continue;
 				for (int fx = 0; fx < SX; fx++) {

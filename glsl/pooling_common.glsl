@@ -98,9 +98,10 @@ void columns(Pixel p) {
 	}
 }
 
-// loadRow fills rowV and rowIn with tap row ky of p's window; returns
-// whether the row lies in the image.
-bool loadRow(Pixel p, int ky) {
+// loadRow fills rowV and rowIn with tap row ky of p's window, rowV holding
+// outside where a tap is outside the image; returns whether the row lies in
+// the image.
+bool loadRowOutside(Pixel p, int ky, float outside) {
 	int y = p.s.y + ky * DY;
 	bool yin = y >= 0 && y < pc.srcSize.y;
 	uint row = p.srcOff + uint(clamp(y, 0, pc.srcSize.y - 1) * pc.srcSize.x);
@@ -116,17 +117,19 @@ bool loadRow(Pixel p, int ky) {
 			int e = PAR + kx; // element of the pair sequence
 			float x = (e & 1) == 0 ? v[e / 2].x : v[e / 2].y;
 			rowIn[kx] = yin && colIn[kx];
-			rowV[kx] = rowIn[kx] ? x : 0.0;
+			rowV[kx] = rowIn[kx] ? x : outside;
 		}
 	} else {
 		for (int kx = 0; kx < KW; kx++) {
 			rowIn[kx] = yin && colIn[kx];
 			float x = src[row + uint(colX[kx])];
-			rowV[kx] = rowIn[kx] ? x : 0.0;
+			rowV[kx] = rowIn[kx] ? x : outside;
 		}
 	}
 	return yin;
 }
+
+bool loadRow(Pixel p, int ky) { return loadRowOutside(p, ky, 0.0); }
 
 // floor(a / b) for b > 0.
 int floorDiv(int a, int b) {

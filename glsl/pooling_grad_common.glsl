@@ -97,23 +97,32 @@ bool cellOf(out Cell c) {
 	return true;
 }
 
-// Whether window w is a window of the forward clip.
-bool inWindows(ivec2 w) {
-	return w.x >= pc.winLo.x && w.x < pc.winHi.x && w.y >= pc.winLo.y && w.y < pc.winHi.y;
-}
-
-// dy index of window w, clamped into the forward clip (read only when
-// inWindows(w)).
-uint dyIndex(Cell c, ivec2 w) {
-	ivec2 q = clamp(w, pc.winLo, pc.winHi - 1);
-	return c.dyOff + uint(q.y) * pc.dyWidth + uint(q.x);
-}
-
 // Pixel (fx, fy) of the cell; false when outside the dx clip.
 bool cellPixel(Cell c, int fx, int fy, out ivec2 p) {
 	p = pc.winBase + ivec2(SX * c.m.x + fx, SY * c.m.y + fy);
 	ivec2 r = p - pc.clipOrigin;
 	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
+}
+
+// Per window column a (cells back) and row b of a cell: the clamped dy
+// column and row offset, and whether they are inside the forward clip.
+// Separable, so computed once per column and row, not per window.
+int winX[AX];
+bool winXIn[AX];
+uint winRow[AY];
+bool winYIn[AY];
+
+void windowAxes(Cell c) {
+	for (int a = 0; a < AX; a++) {
+		int w = c.m.x - a;
+		winXIn[a] = w >= pc.winLo.x && w < pc.winHi.x;
+		winX[a] = clamp(w, pc.winLo.x, pc.winHi.x - 1);
+	}
+	for (int b = 0; b < AY; b++) {
+		int w = c.m.y - b;
+		winYIn[b] = w >= pc.winLo.y && w < pc.winHi.y;
+		winRow[b] = uint(clamp(w, pc.winLo.y, pc.winHi.y - 1));
+	}
 }
 
 // Whether window offset a (cells back) holds pixel f of a cell along an

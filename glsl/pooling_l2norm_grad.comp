@@ -11,14 +11,15 @@ layout(std430, binding = 1) readonly buffer Src { float src[]; };
 void main() {
 	Cell c;
 	if (!cellOf(c)) return;
+	windowAxes(c);
 	float acc[SY][SX];
 	for (int fy = 0; fy < SY; fy++)
 		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
 	for (int b = AY - 1; b >= 0; b--) {
+		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		for (int a = AX - 1; a >= 0; a--) {
-			ivec2 w = c.m - ivec2(a, b);
-			float v = dy[dyIndex(c, w)];
-			v = inWindows(w) ? v : 0.0;
+			float v = dy[row + uint(winX[a])];
+			v = (winYIn[b] && winXIn[a]) ? v : 0.0;
 			for (int fy = 0; fy < SY; fy++) {
 				if (!holds(b, fy, SY, KEY, DY)) continue;
 				for (int fx = 0; fx < SX; fx++) {

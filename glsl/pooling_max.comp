@@ -11,11 +11,10 @@ void main() {
 	columns(p);
 	float m = NEG_INF;
 	bool nan = false;
-	const float outside = CLAMP ? NEG_INF : 0.0;
 	for (int ky = 0; ky < KH; ky++) {
-		loadRow(p, ky);
+		loadRowOutside(p, ky, CLAMP ? NEG_INF : 0.0);
 		for (int kx = 0; kx < KW; kx++) {
-			m = max(m, rowIn[kx] ? rowV[kx] : outside);
+			m = max(m, rowV[kx]);
 			nan = nan || isnan(rowV[kx]);
 		}
 	}

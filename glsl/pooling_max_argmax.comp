@@ -11,9 +11,11 @@
 // sentinel) when an outside tap wins or the window has no tap.
 //
 // Layout: per plane, clip row j holds ceil(W/PER) words of PER = 32/AMBITS
-// codes, the first pixel in the low bits. An invocation computes the PER
-// pixels of one word (gl_GlobalInvocationID.x is the word's column), so it
-// alone writes that word: no atomics, no 8/16-bit storage.
+// codes, the first pixel in the low bits. Each invocation computes one
+// pixel (neighbouring invocations, neighbouring columns); the codes of a
+// workgroup row meet in shared memory, where one invocation per word packs
+// and writes it (no atomics, no 8/16-bit storage). Workgroups are 16 wide,
+// a multiple of PER, so no word straddles two.
 #include "pooling_common.glsl"
 
 layout(constant_id = 11) const int AMBITS = 8;
@@ -21,44 +23,40 @@ layout(constant_id = 12) const bool WRITE_VALUES = true;
 
 layout(std430, binding = 2) writeonly buffer Argmax { uint am[]; };
 
+shared uint codes[gl_WorkGroupSize.x * gl_WorkGroupSize.y];
+
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	uint col = gl_GlobalInvocationID.x;
-	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
-	if (col >= rowWords || gl_GlobalInvocationID.y >= uint(pc.clipSize.y)) return;
-	uint word = 0u;
+	uint code = MASK;
 	Pixel p;
-	for (int q = 0; q < PER; q++) {
-		uint code = MASK;
-		int ox = int(col) * PER + q;
-		if (ox < pc.clipSize.x) {
-			uint plane = gl_GlobalInvocationID.z;
-			p.o = ivec2(ox, int(gl_GlobalInvocationID.y));
-			p.n = plane / pc.channels;
-			p.c = plane % pc.channels;
-			p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
-			ivec2 d = pc.clipOrigin + p.o;
-			p.dstIdx = pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);
-			p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);
-			columns(p);
-			float m = 0.0;
-			bool have = false;
-			for (int ky = 0; ky < KH; ky++) {
-				loadRow(p, ky);
-				for (int kx = 0; kx < KW; kx++) {
-					float v = rowV[kx]; // 0 outside
-					bool take = (rowIn[kx] || !CLAMP) && (!have || (!isnan(m) && (isnan(v) || v > m)));
-					m = take ? v : m;
-					code = take ? (rowIn[kx] ? uint(ky * KW + kx) : MASK) : code;
-					have = have || take;
-				}
+	if (pixelOf(p)) {
+		columns(p);
+		float m = 0.0;
+		bool have = false;
+		for (int ky = 0; ky < KH; ky++) {
+			loadRow(p, ky);
+			for (int kx = 0; kx < KW; kx++) {
+				float v = rowV[kx]; // 0 outside
+				bool take = (rowIn[kx] || !CLAMP) && (!have || (!isnan(m) && (isnan(v) || v > m)));
+				m = take ? v : m;
+				code = take ? (rowIn[kx] ? uint(ky * KW + kx) : MASK) : code;
+				have = have || take;
 			}
-			if (WRITE_VALUES) dst[p.dstIdx] = m;
 		}
-		word |= (code & MASK) << uint(q * AMBITS);
+		if (WRITE_VALUES) dst[p.dstIdx] = m;
 	}
+	uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
+	codes[ly * gl_WorkGroupSize.x + lx] = code;
+	barrier();
+	uint wordsPerRow = gl_WorkGroupSize.x / uint(PER);
+	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
+	uint col = gl_WorkGroupID.x * wordsPerRow + lx;
+	uint y = gl_GlobalInvocationID.y;
+	if (lx >= wordsPerRow || col >= rowWords || y >= uint(pc.clipSize.y)) return;
+	uint word = 0u;
+	for (int q = 0; q < PER; q++) word |= (codes[ly * gl_WorkGroupSize.x + lx * uint(PER) + uint(q)] & MASK) << uint(q * AMBITS);
 	uint plane = gl_GlobalInvocationID.z;
 	uint n = plane / pc.channels, c = plane % pc.channels;
-	am[pc.amBase + n * pc.amBatch + c * pc.amPlane + gl_GlobalInvocationID.y * rowWords + col] = word;
+	am[pc.amBase + n * pc.amBatch + c * pc.amPlane + y * rowWords + col] = word;
 }

@@ -22,16 +22,23 @@ void main() {
 	Cell c;
 	if (!cellOf(c)) return;
 	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
+	windowAxes(c);
+	uint wordCol[AX], shift[AX];
+	for (int a = 0; a < AX; a++) {
+		uint qx = uint(winX[a] - pc.winLo.x);
+		wordCol[a] = qx / uint(PER);
+		shift[a] = (qx % uint(PER)) * uint(AMBITS);
+	}
 	float acc[SY][SX];
 	for (int fy = 0; fy < SY; fy++)
 		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
 	for (int b = AY - 1; b >= 0; b--) {
+		uint row = c.dyOff + winRow[b] * pc.dyWidth;
+		uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
 		for (int a = AX - 1; a >= 0; a--) {
-			ivec2 w = c.m - ivec2(a, b);
-			ivec2 q = clamp(w, pc.winLo, pc.winHi - 1) - pc.winLo;
-			float v = dy[dyIndex(c, w)];
-			uint word = aux[c.auxOff + uint(q.y) * rowWords + uint(q.x / PER)];
-			uint code = inWindows(w) ? (word >> uint((q.x % PER) * AMBITS)) & MASK : MASK;
+			float v = dy[row + uint(winX[a])];
+			uint word = aux[codeRow + wordCol[a]];
+			uint code = (winYIn[b] && winXIn[a]) ? (word >> shift[a]) & MASK : MASK;
 			for (int fy = 0; fy < SY; fy++) {
 				if (!holds(b, fy, SY, KEY, DY)) continue;
 				for (int fx = 0; fx < SX; fx++) {

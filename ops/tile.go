@@ -236,10 +236,6 @@ func (ps *passes) groups(pass passKind, w, h, z int) ([3]uint32, error) {
 		tw, th := forwardTile(ps.geom)
 		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
 	}
-	if pass == passArgmax || pass == passArgmaxOnly {
-		per := 32 / argmaxBitsFor(ps.geom.KernelWidth*ps.geom.KernelHeight)
-		w = (w + per - 1) / per
-	}
 	lx, ly := localXY(lim)
 	return grid3(&lim, w, h, z, lx, ly)
 }
