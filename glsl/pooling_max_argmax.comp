@@ -31,20 +31,31 @@ void main() {
 	uint code = MASK;
 	Pixel p;
 	if (pixelOf(p)) {
+		// The maximum first (NaN aside), then the first tap equal to it, or
+		// the first NaN: the same winner as comparing tap by tap with a
+		// strict >, at one select per tap. Outside taps hold the edge mode's
+		// value (0, or -inf under EdgeClamp, which then never wins).
 		columns(p);
-		float m = 0.0;
-		bool have = false;
+		float v[KH * KW];
+		bool in_[KH * KW];
+		float m = NEG_INF;
+		bool nan = false;
 		for (int ky = 0; ky < KH; ky++) {
-			loadRow(p, ky);
+			loadRowOutside(p, ky, CLAMP ? NEG_INF : 0.0);
 			for (int kx = 0; kx < KW; kx++) {
-				float v = rowV[kx]; // 0 outside
-				bool take = (rowIn[kx] || !CLAMP) && (!have || (!isnan(m) && (isnan(v) || v > m)));
-				m = take ? v : m;
-				code = take ? (rowIn[kx] ? uint(ky * KW + kx) : MASK) : code;
-				have = have || take;
+				v[ky * KW + kx] = rowV[kx];
+				in_[ky * KW + kx] = rowIn[kx];
+				m = max(m, rowV[kx]);
+				nan = nan || isnan(rowV[kx]);
 			}
 		}
-		if (WRITE_VALUES) dst[p.dstIdx] = m;
+		bool any = !CLAMP || anyTap(p);
+		for (int t = KH * KW - 1; t >= 0; t--) {
+			bool hit = nan ? isnan(v[t]) : (v[t] == m && (in_[t] || !CLAMP));
+			code = hit ? (in_[t] ? uint(t) : MASK) : code;
+		}
+		code = any ? code : MASK;
+		if (WRITE_VALUES) dst[p.dstIdx] = any ? (nan ? quietNaN() : m) : 0.0;
 	}
 	uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
 	codes[ly * gl_WorkGroupSize.x + lx] = code;
