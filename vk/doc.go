@@ -1,0 +1,54 @@
+// Package vk is vkmps's Vulkan runtime: the only package that uses cgo or
+// the vulkan-go binding, and none of whose exported names mention them.
+//
+// # Loading and devices
+//
+// The loader is opened at run time (libvulkan.so.1, then libvulkan.so on
+// Linux; libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib on macOS;
+// vulkan-1.dll on Windows; $VKMPS_VULKAN_LIBRARY overrides the search), so a
+// machine without Vulkan gets ErrNoLoader or ErrNoDevice with a message
+// saying what to install, never a crash. Devices lists every device with a
+// compute queue and its Limits; Open picks one by Options.Device or
+// $VKMPS_DEVICE (an index or part of the name), else discrete > integrated >
+// virtual > CPU. Instances enable portability enumeration where the loader
+// offers it (MoltenVK) and devices the portability subset where listed.
+// Options.Validation or $VKMPS_VALIDATION=1 turns on the Khronos validation
+// layer with synchronization validation; its messages are collected
+// (Device.ValidationMessages).
+//
+// # Memory
+//
+// Buffers are device-local storage buffers sub-allocated from 64 MiB blocks
+// (larger requests get a block of their own). Where device memory is
+// host-visible (lavapipe, integrated GPUs) Write and Read copy through a
+// mapping; elsewhere through a double-buffered staging ring. Write and Read
+// first wait for submitted work that uses the buffer. An allocation larger
+// than its heap or the device's largest allocation is ErrOutOfDeviceMemory.
+//
+// # Work
+//
+// A CommandBuffer records dispatches (Dispatch: a Pipeline, one buffer
+// range per shader binding, push constants, workgroup counts), copies and
+// fills, then Commit submits it and Wait waits for it (honouring the
+// context). A barrier is recorded only where a command touches a range an
+// earlier command of the same command buffer wrote (or writes one it read);
+// each command buffer starts with a barrier against earlier submissions and
+// ends with one making its writes visible to the host. A finished command
+// buffer can be committed again, replaying the recording. Pipelines are made
+// from the embedded SPIR-V (package spirv) with specialization constants
+// and cached per device; descriptor sets come from pools recycled when the
+// work finishes. The per-dispatch path is one cgo call with no Go
+// allocation.
+//
+// # Lifetimes and concurrency
+//
+// Every object has Close, safe to call twice and safe while the GPU still
+// uses the object: its memory is released when the work that uses it (and
+// every command buffer that recorded it) is done. Device.Close waits for the
+// device to go idle and releases everything; LiveObjects reports what is
+// still open, which the tests (package vktest) require to be nothing. A
+// Device is safe for concurrent use; a CommandBuffer is used by one
+// goroutine at a time. Errors are *Error values (the call and its VkResult)
+// unwrapping to sentinels such as ErrDeviceLost and ErrOutOfDeviceMemory; a
+// lost device makes every later call return ErrDeviceLost.
+package vk
