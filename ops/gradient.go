@@ -279,7 +279,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = &span{buf: sc, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
+		plan.scratch = span{buf: sc, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
 		pc.AuxBatch, pc.AuxPlane = uint32(j.channels*words), uint32(words)
 		first.AmBatch, first.AmPlane = pc.AuxBatch, pc.AuxPlane
 		plan.firstPass = passArgmaxOnly
@@ -290,7 +290,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = &span{buf: sc, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
+		plan.scratch = span{buf: sc, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
 		first.DstBatch, first.DstPlane, first.DstWidth = uint32(j.channels*plane), uint32(plane), uint32(dy.w)
 		first.DyBatch, first.DyPlane = pc.DyBatch, pc.DyPlane
 		pc.DyBatch = first.DstBatch // the gather reads r in place of dy
@@ -302,7 +302,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		return err
 	}
 	var firstGroups [3]uint32
-	if plan.scratch != nil {
+	if plan.scratch.buf != nil {
 		key := p.passes.key(plan.firstPass, st.EdgeMode, x, int(first.OffX)-kx/2)
 		if plan.firstPipe, err = p.passes.pipeline(key); err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
@@ -316,7 +316,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		var b [3]vk.BufferRange
 		z := pt.batches * pt.channels
-		if plan.scratch != nil {
+		if plan.scratch.buf != nil {
 			var err error
 			if firstGroups, err = p.passes.groups(plan.firstPass, st.Clip.Width, st.Clip.Height, z); err != nil {
 				return err
@@ -328,7 +328,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		}
 		pc.Channels, first.Channels = uint32(pt.channels), uint32(pt.channels)
 		switch {
-		case plan.scratch != nil && p.kind == KindL2Norm:
+		case plan.scratch.buf != nil && p.kind == KindL2Norm:
 			// ratio pass: x, r, dy; then the gather reads r and x.
 			first.SrcBase, first.DstBase, first.DyBase = pt.bases[plan.xi], pt.bases[plan.si], pt.bases[plan.dyi]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.dyi]
@@ -337,7 +337,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			}
 			pc.DyBase, pc.AuxBase = pt.bases[plan.si], pt.bases[plan.xi]
 			b[0], b[1] = pt.ranges[plan.si], pt.ranges[plan.xi]
-		case plan.scratch != nil:
+		case plan.scratch.buf != nil:
 			// argmax pass: x, (scratch as the unwritten values), codes.
 			first.SrcBase, first.AmBase = pt.bases[plan.xi], pt.bases[plan.si]
 			b[0], b[1], b[2] = pt.ranges[plan.xi], pt.ranges[plan.si], pt.ranges[plan.si]
@@ -371,7 +371,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 type gradPlan struct {
 	dy, x, dx            span
 	aux                  span  // a state's argmax codes (bits > 0, no scratch)
-	scratch              *span // the first pass's output, when there is one
+	scratch              span  // the first pass's output, when there is one (buf != nil)
 	bits                 int
 	batches, channels    int
 	firstPass            passKind
@@ -384,9 +384,9 @@ func (g *gradPlan) spans(buf []span) []span {
 	add := func(s span) int { buf = append(buf, s); return len(buf) - 1 }
 	g.dyi = add(g.dy)
 	switch {
-	case g.scratch != nil:
+	case g.scratch.buf != nil:
 		g.xi = add(g.x)
-		g.si = add(*g.scratch)
+		g.si = add(g.scratch)
 	case g.bits > 0:
 		g.ai = add(g.aux)
 	}
