@@ -4,6 +4,7 @@
 // mode: EdgeZero counts every tap (or, with ExcludeEdges, those inside the
 // padding region); EdgeClamp counts those inside the image grown by the zero
 // pads. N = 0 gives 0. Taps outside the image add nothing.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
 void main() {
@@ -16,5 +17,5 @@ void main() {
 		for (int kx = 0; kx < KW; kx++) sum += rowV[kx];
 	}
 	int n = counted(p.s.x, KW, DX, pc.region.x, pc.region.z) * counted(p.s.y, KH, DY, pc.region.y, pc.region.w);
-	dst[p.dstIdx] = n > 0 ? sum / float(n) : 0.0;
+	dst[p.dstIdx] = STORE_DST(n > 0 ? sum / float(n) : 0.0);
 }

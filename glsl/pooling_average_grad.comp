@@ -4,6 +4,7 @@
 // pooling_average.comp counts it (the taps inside pc.region; the forward
 // kernel's edge mode, zero pads and ExcludeEdges set the region). Only the
 // source's size matters, so the source image is not bound.
+// vkmps:variant f16 -DVKMPS_F16
 #define GRAD_DX_BINDING 1
 #include "pooling_grad_common.glsl"
 
@@ -21,7 +22,7 @@ void main() {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		for (int a = AX - 1; a >= 0; a--) {
 			int n = ny * nx[a];
-			float v = dy[row + uint(winX[a])];
+			float v = LOAD_DY(dy[row + uint(winX[a])]);
 			v = (winYIn[b] && winXIn[a] && n > 0) ? v / float(n) : 0.0;
 			for (int fy = 0; fy < SY; fy++) {
 				if (!holds(b, fy, SY, KEY, DY)) continue;
@@ -34,7 +35,7 @@ void main() {
 	for (int fy = 0; fy < SY; fy++) {
 		for (int fx = 0; fx < SX; fx++) {
 			ivec2 p;
-			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = acc[fy][fx];
+			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][fx]);
 		}
 	}
 }

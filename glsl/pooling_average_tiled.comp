@@ -5,6 +5,7 @@
 // mode: EdgeZero counts every tap (or, with ExcludeEdges, those inside the
 // padding region); EdgeClamp counts those inside the image grown by the zero
 // pads. N = 0 gives 0. Taps outside the image add nothing.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {
@@ -20,6 +21,6 @@ void main() {
 		}
 		ivec2 s = windowStart(t, ox, oy);
 		int n = counted(s.x, KW, DX, pc.region.x, pc.region.z) * counted(s.y, KH, DY, pc.region.y, pc.region.w);
-		dst[dstIndex(t, ox, oy)] = n > 0 ? sum / float(n) : 0.0;
+		dst[dstIndex(t, ox, oy)] = STORE_DST(n > 0 ? sum / float(n) : 0.0);
 	}
 }

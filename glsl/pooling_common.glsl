@@ -1,7 +1,7 @@
 // Shared by the forward pooling shaders (pooling_max, pooling_average,
 // pooling_l2norm) and the L2-norm gradient's ratio pass.
 //
-// Images are NCHW float32. The window of destination pixel
+// Images are NCHW float32, or half in the f16 variants (elem.glsl). The window of destination pixel
 // (clipOrigin + (i, j)) is centred on offset + (SX*i, SY*j) in the source,
 // its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
 // windows lean to the top left), taps D apart.
@@ -17,6 +17,7 @@
 // halves the memory requests of a warp. PAR is the parity of a window's
 // first column (the same for every window of a dispatch).
 #extension GL_GOOGLE_include_directive : require
+#include "elem.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 10) in;
 
@@ -34,9 +35,9 @@ const int KEX = (KW - 1) * DX + 1;   // window extent
 const int KEY = (KH - 1) * DY + 1;
 const int NP = (PAR + KEX + 1) / 2;  // pairs a window row spans (VEC2)
 
-layout(std430, binding = 0) readonly buffer Src { float src[]; };
-layout(std430, binding = 0) readonly buffer Src2 { vec2 src2[]; };
-layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
+layout(std430, binding = 0) readonly buffer Src2 { ELEM2 src2[]; };
+layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
 
 layout(push_constant) uniform Push {
 	ivec2 srcSize;    // source W, H
@@ -111,7 +112,7 @@ bool loadRowOutside(Pixel p, int ky, float outside) {
 		int pairs = pc.srcSize.x / 2;
 		vec2 v[NP];
 		for (int t = 0; t < NP; t++) {
-			v[t] = src2[(row >> 1) + uint(clamp(a / 2 + t, 0, pairs - 1))];
+			v[t] = LOAD2(src2[(row >> 1) + uint(clamp(a / 2 + t, 0, pairs - 1))]);
 		}
 		for (int kx = 0; kx < KW; kx++) {
 			int e = PAR + kx; // element of the pair sequence
@@ -122,7 +123,7 @@ bool loadRowOutside(Pixel p, int ky, float outside) {
 	} else {
 		for (int kx = 0; kx < KW; kx++) {
 			rowIn[kx] = yin && colIn[kx];
-			float x = src[row + uint(colX[kx])];
+			float x = LOAD(src[row + uint(colX[kx])]);
 			rowV[kx] = rowIn[kx] ? x : outside;
 		}
 	}

@@ -21,10 +21,13 @@
 // offsets are inside the window and on a tap. Each window is read once per
 // cell and added to the pixels it holds. gl_GlobalInvocationID.x, .y number
 // the cells covering the dx clip, .z the planes (batch image n, channel c).
+// Images are float32, or half in the f16 variants (elem.glsl); sums are
+// float32 and each dx value is rounded once, when stored.
 // Bindings: 0 is dy (or, for L2, the ratio pass's r laid out as dy);
 // GRAD_DX_BINDING (defined by the including shader) is dx; the forward
 // source or argmax codes are bound at 1 as "aux".
 #extension GL_GOOGLE_include_directive : require
+#include "elem.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 10) in;
 
@@ -40,8 +43,8 @@ const int KEY = (KH - 1) * DY + 1;
 const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
 const int AY = (KEY - 1) / SY + 1;
 
-layout(std430, binding = 0) readonly buffer Dy { float dy[]; };
-layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { float dx[]; };
+layout(std430, binding = 0) readonly buffer Dy { DY_ELEM dy[]; };
+layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { ELEM dx[]; };
 
 layout(push_constant) uniform Push {
 	ivec2 size;       // dx (and forward source) W, H

@@ -1,6 +1,7 @@
 #version 450
 // PoolingL2Norm (MPSCNNPoolingL2Norm): out = sqrt(sum of in^2 over the
 // window's in-image taps); taps outside add nothing in either edge mode.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
 void main() {
@@ -12,5 +13,5 @@ void main() {
 		loadRow(p, ky);
 		for (int kx = 0; kx < KW; kx++) sum += rowV[kx] * rowV[kx];
 	}
-	dst[p.dstIdx] = sqrt(sum);
+	dst[p.dstIdx] = STORE_DST(sqrt(sum));
 }

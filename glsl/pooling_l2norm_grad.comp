@@ -3,10 +3,12 @@
 // dx[p] = in[p] * sum over the windows w holding p of r[w], where the first
 // pass (pooling_l2norm_ratio.comp) left r[w] = dy[w] / out[w] (0 where
 // out[w] = 0, never NaN) in binding 0, laid out as dy.
+// vkmps:variant f16 -DVKMPS_F16
 #define GRAD_DX_BINDING 2
+#define DY_F32 // binding 0 is r, float32 scratch
 #include "pooling_grad_common.glsl"
 
-layout(std430, binding = 1) readonly buffer Src { float src[]; };
+layout(std430, binding = 1) readonly buffer Src { ELEM src[]; };
 
 void main() {
 	Cell c;
@@ -18,7 +20,7 @@ void main() {
 	for (int b = AY - 1; b >= 0; b--) {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		for (int a = AX - 1; a >= 0; a--) {
-			float v = dy[row + uint(winX[a])];
+			float v = LOAD_DY(dy[row + uint(winX[a])]);
 			v = (winYIn[b] && winXIn[a]) ? v : 0.0;
 			for (int fy = 0; fy < SY; fy++) {
 				if (!holds(b, fy, SY, KEY, DY)) continue;
@@ -33,7 +35,7 @@ void main() {
 			ivec2 p;
 			if (cellPixel(c, fx, fy, p)) {
 				uint q = uint(p.y * pc.size.x + p.x);
-				dx[c.dxOff + q] = acc[fy][fx] * src[c.auxOff + q];
+				dx[c.dxOff + q] = STORE(acc[fy][fx] * LOAD(src[c.auxOff + q]));
 			}
 		}
 	}

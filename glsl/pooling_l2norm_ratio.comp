@@ -6,9 +6,11 @@
 // windows holding p. r has dy's layout: Dst is r (dstBase, dstBatch,
 // dstPlane, dstWidth) and dy is read at the same pixel (dyBase, dyBatch,
 // dyPlane; dy's width is dstWidth).
+// vkmps:variant f16 -DVKMPS_F16
+#define DST_F32 // r is float32 scratch
 #include "pooling_common.glsl"
 
-layout(std430, binding = 2) readonly buffer Dy { float dy[]; };
+layout(std430, binding = 2) readonly buffer Dy { ELEM dy[]; };
 
 void main() {
 	Pixel p;
@@ -21,5 +23,5 @@ void main() {
 	}
 	float out_ = sqrt(sum);
 	uint rel = p.dstIdx - (pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane);
-	dst[p.dstIdx] = out_ > 0.0 ? dy[pc.dyBase + p.n * pc.dyBatch + p.c * pc.dyPlane + rel] / out_ : 0.0;
+	dst[p.dstIdx] = out_ > 0.0 ? LOAD(dy[pc.dyBase + p.n * pc.dyBatch + p.c * pc.dyPlane + rel]) / out_ : 0.0;
 }

@@ -7,9 +7,11 @@
 // windows holding p. r has dy's layout: Dst is r (dstBase, dstBatch,
 // dstPlane, dstWidth) and dy is read at the same pixel (dyBase, dyBatch,
 // dyPlane; dy's width is dstWidth).
+// vkmps:variant f16 -DVKMPS_F16
+#define DST_F32 // r is float32 scratch
 #include "pooling_tiled.glsl"
 
-layout(std430, binding = 2) readonly buffer Dy { float dy[]; };
+layout(std430, binding = 2) readonly buffer Dy { ELEM dy[]; };
 
 void main() {
 	Tile t;
@@ -28,6 +30,6 @@ void main() {
 		}
 		float out_ = sqrt(sum);
 		uint di = dstIndex(t, ox, oy);
-		dst[di] = out_ > 0.0 ? dy[dyOff + (di - t.dstOff)] / out_ : 0.0;
+		dst[di] = out_ > 0.0 ? LOAD(dy[dyOff + (di - t.dstOff)]) / out_ : 0.0;
 	}
 }

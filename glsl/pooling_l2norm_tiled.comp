@@ -2,6 +2,7 @@
 // The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
 // PoolingL2Norm (MPSCNNPoolingL2Norm): out = sqrt(sum of in^2 over the
 // window's in-image taps); taps outside add nothing in either edge mode.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {
@@ -18,6 +19,6 @@ void main() {
 				sum += v * v;
 			}
 		}
-		dst[dstIndex(t, ox, oy)] = sqrt(sum);
+		dst[dstIndex(t, ox, oy)] = STORE_DST(sqrt(sum));
 	}
 }

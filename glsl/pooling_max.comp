@@ -3,6 +3,7 @@
 // out = max over the window's taps. EdgeZero: taps outside read 0; EdgeClamp:
 // they are skipped, and a window with no tap inside gives 0. A NaN in the
 // window makes the result NaN.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
 void main() {
@@ -19,5 +20,5 @@ void main() {
 		}
 	}
 	float r = nan ? quietNaN() : m;
-	dst[p.dstIdx] = (CLAMP && !anyTap(p)) ? 0.0 : r;
+	dst[p.dstIdx] = STORE_DST((CLAMP && !anyTap(p)) ? 0.0 : r);
 }

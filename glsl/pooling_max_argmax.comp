@@ -16,6 +16,7 @@
 // workgroup row meet in shared memory, where one invocation per word packs
 // and writes it (no atomics, no 8/16-bit storage). Workgroups are 16 wide,
 // a multiple of PER, so no word straddles two.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
 layout(constant_id = 11) const int AMBITS = 8;
@@ -55,7 +56,7 @@ void main() {
 			code = hit ? (in_[t] ? uint(t) : MASK) : code;
 		}
 		code = any ? code : MASK;
-		if (WRITE_VALUES) dst[p.dstIdx] = any ? (nan ? quietNaN() : m) : 0.0;
+		if (WRITE_VALUES) dst[p.dstIdx] = STORE_DST(any ? (nan ? quietNaN() : m) : 0.0);
 	}
 	uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
 	codes[ly * gl_WorkGroupSize.x + lx] = code;

@@ -15,6 +15,7 @@
 // codes, the first pixel in the low bits. Codes go through shared memory so
 // that one invocation writes each word (no atomics, no 8/16-bit storage);
 // TW is a multiple of PER, so tiles never share a word.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 layout(constant_id = 11) const int AMBITS = 8;
@@ -50,7 +51,7 @@ void main() {
 					have = have || take;
 				}
 			}
-			if (WRITE_VALUES) dst[dstIndex(t, ox, oy)] = m;
+			if (WRITE_VALUES) dst[dstIndex(t, ox, oy)] = STORE_DST(m);
 		}
 		codes[i] = code;
 	}

@@ -9,6 +9,7 @@
 // codes follow SPEC.md's rule (first maximum in row-major tap order, the
 // first NaN beats everything, an outside tap may win under EdgeZero and
 // then nothing gets its gradient).
+// vkmps:variant f16 -DVKMPS_F16
 #define GRAD_DX_BINDING 2
 #include "pooling_grad_common.glsl"
 
@@ -36,7 +37,7 @@ void main() {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
 		for (int a = AX - 1; a >= 0; a--) {
-			float v = dy[row + uint(winX[a])];
+			float v = LOAD_DY(dy[row + uint(winX[a])]);
 			uint word = aux[codeRow + wordCol[a]];
 			uint code = (winYIn[b] && winXIn[a]) ? (word >> shift[a]) & MASK : MASK;
 			for (int fy = 0; fy < SY; fy++) {
@@ -52,7 +53,7 @@ void main() {
 	for (int fy = 0; fy < SY; fy++) {
 		for (int fx = 0; fx < SX; fx++) {
 			ivec2 p;
-			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = acc[fy][fx];
+			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][fx]);
 		}
 	}
 }

@@ -4,6 +4,7 @@
 // out = max over the window's taps. EdgeZero: taps outside read 0; EdgeClamp:
 // they are skipped, and a window with no tap inside gives 0. A NaN in the
 // window makes the result NaN.
+// vkmps:variant f16 -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {
@@ -23,6 +24,6 @@ void main() {
 			}
 		}
 		float r = nan ? quietNaN() : m;
-		dst[dstIndex(t, ox, oy)] = (CLAMP && !anyTap(windowStart(t, ox, oy))) ? 0.0 : r;
+		dst[dstIndex(t, ox, oy)] = STORE_DST((CLAMP && !anyTap(windowStart(t, ox, oy))) ? 0.0 : r);
 	}
 }

@@ -3,7 +3,8 @@
 // source value many times, so the tile stages it once in shared memory.
 // They compute exactly what the direct shaders (pooling_common.glsl) do.
 //
-// Images are NCHW float32. The window of destination pixel
+// Images are NCHW float32, or half in the f16 variants (elem.glsl); the
+// tile holds float32. The window of destination pixel
 // (clipOrigin + (i, j)) is centred on offset + (SX*i, SY*j) in the source,
 // its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
 // windows lean to the top left), taps D apart.
@@ -19,6 +20,7 @@
 // read neighbouring banks whatever the stride.
 // gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
 #extension GL_GOOGLE_include_directive : require
+#include "elem.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -41,8 +43,8 @@ const int IWP = SX * CP;              // shared row length
 
 shared float tile[IH * IWP];
 
-layout(std430, binding = 0) readonly buffer Src { float src[]; };
-layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
+layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
 
 layout(push_constant) uniform Push {
 	ivec2 srcSize;    // source W, H
@@ -101,7 +103,7 @@ void loadTile(Tile t, float outside) {
 		int x = int(e % uint(IW));
 		ivec2 q = t.in0 + ivec2(x, r);
 		bool in_ = q.x >= 0 && q.x < pc.srcSize.x && q.y >= 0 && q.y < pc.srcSize.y;
-		float v = src[t.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))];
+		float v = LOAD(src[t.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))]);
 		tile[r * IWP + (x % SX) * CP + x / SX] = in_ ? v : outside;
 	}
 	barrier();

@@ -35,6 +35,21 @@ var Copy = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// Fill16 is glsl/fill16.comp.
+var Fill16 = &Shader{
+	Name: "fill16",
+	file: "fill16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 12,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // Loss is glsl/loss.comp.
 var Loss = &Shader{
 	Name: "loss",
@@ -77,6 +92,32 @@ var PoolingAverage = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingAverageF16},
+}
+
+// PoolingAverageF16 is glsl/pooling_average.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingAverageF16 = &Shader{
+	Name: "pooling_average_f16",
+	file: "pooling_average_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingAverageGrad is glsl/pooling_average_grad.comp.
@@ -100,12 +141,61 @@ var PoolingAverageGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingAverageGradF16},
+}
+
+// PoolingAverageGradF16 is glsl/pooling_average_grad.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingAverageGradF16 = &Shader{
+	Name: "pooling_average_grad_f16",
+	file: "pooling_average_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingAverageTiled is glsl/pooling_average_tiled.comp.
 var PoolingAverageTiled = &Shader{
 	Name: "pooling_average_tiled",
 	file: "pooling_average_tiled.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": PoolingAverageTiledF16},
+}
+
+// PoolingAverageTiledF16 is glsl/pooling_average_tiled.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingAverageTiledF16 = &Shader{
+	Name: "pooling_average_tiled_f16",
+	file: "pooling_average_tiled_f16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -149,6 +239,32 @@ var PoolingL2norm = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingL2normF16},
+}
+
+// PoolingL2normF16 is glsl/pooling_l2norm.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingL2normF16 = &Shader{
+	Name: "pooling_l2norm_f16",
+	file: "pooling_l2norm_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingL2normGrad is glsl/pooling_l2norm_grad.comp.
@@ -173,12 +289,64 @@ var PoolingL2normGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingL2normGradF16},
+}
+
+// PoolingL2normGradF16 is glsl/pooling_l2norm_grad.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingL2normGradF16 = &Shader{
+	Name: "pooling_l2norm_grad_f16",
+	file: "pooling_l2norm_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingL2normRatio is glsl/pooling_l2norm_ratio.comp.
 var PoolingL2normRatio = &Shader{
 	Name: "pooling_l2norm_ratio",
 	file: "pooling_l2norm_ratio.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingL2normRatioF16},
+}
+
+// PoolingL2normRatioF16 is glsl/pooling_l2norm_ratio.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingL2normRatioF16 = &Shader{
+	Name: "pooling_l2norm_ratio_f16",
+	file: "pooling_l2norm_ratio_f16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src2", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -224,12 +392,63 @@ var PoolingL2normRatioTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": PoolingL2normRatioTiledF16},
+}
+
+// PoolingL2normRatioTiledF16 is glsl/pooling_l2norm_ratio_tiled.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingL2normRatioTiledF16 = &Shader{
+	Name: "pooling_l2norm_ratio_tiled_f16",
+	file: "pooling_l2norm_ratio_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
 // PoolingL2normTiled is glsl/pooling_l2norm_tiled.comp.
 var PoolingL2normTiled = &Shader{
 	Name: "pooling_l2norm_tiled",
 	file: "pooling_l2norm_tiled.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": PoolingL2normTiledF16},
+}
+
+// PoolingL2normTiledF16 is glsl/pooling_l2norm_tiled.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingL2normTiledF16 = &Shader{
+	Name: "pooling_l2norm_tiled_f16",
+	file: "pooling_l2norm_tiled_f16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -274,12 +493,69 @@ var PoolingMax = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingMaxF16},
+}
+
+// PoolingMaxF16 is glsl/pooling_max.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingMaxF16 = &Shader{
+	Name: "pooling_max_f16",
+	file: "pooling_max_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
 }
 
 // PoolingMaxArgmax is glsl/pooling_max_argmax.comp.
 var PoolingMaxArgmax = &Shader{
 	Name: "pooling_max_argmax",
 	file: "pooling_max_argmax.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src2", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingMaxArgmaxF16},
+}
+
+// PoolingMaxArgmaxF16 is glsl/pooling_max_argmax.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingMaxArgmaxF16 = &Shader{
+	Name: "pooling_max_argmax_f16",
+	file: "pooling_max_argmax_f16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src2", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -331,12 +607,67 @@ var PoolingMaxArgmaxTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": PoolingMaxArgmaxTiledF16},
+}
+
+// PoolingMaxArgmaxTiledF16 is glsl/pooling_max_argmax_tiled.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingMaxArgmaxTiledF16 = &Shader{
+	Name: "pooling_max_argmax_tiled_f16",
+	file: "pooling_max_argmax_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
 // PoolingMaxGrad is glsl/pooling_max_grad.comp.
 var PoolingMaxGrad = &Shader{
 	Name: "pooling_max_grad",
 	file: "pooling_max_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Aux", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, -1},
+	variants:      map[string]*Shader{"f16": PoolingMaxGradF16},
+}
+
+// PoolingMaxGradF16 is glsl/pooling_max_grad.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingMaxGradF16 = &Shader{
+	Name: "pooling_max_grad_f16",
+	file: "pooling_max_grad_f16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Dy", Access: ReadOnly},
 		{Binding: 1, Name: "Aux", Access: ReadOnly},
@@ -381,6 +712,32 @@ var PoolingMaxTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": PoolingMaxTiledF16},
+}
+
+// PoolingMaxTiledF16 is glsl/pooling_max_tiled.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingMaxTiledF16 = &Shader{
+	Name: "pooling_max_tiled_f16",
+	file: "pooling_max_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 104,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
 // ReduceSum is glsl/reduce_sum.comp.
@@ -399,4 +756,35 @@ var ReduceSum = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
-var all = []*Shader{Add, Copy, Loss, PoolingAverage, PoolingAverageGrad, PoolingAverageTiled, PoolingL2norm, PoolingL2normGrad, PoolingL2normRatio, PoolingL2normRatioTiled, PoolingL2normTiled, PoolingMax, PoolingMaxArgmax, PoolingMaxArgmaxTiled, PoolingMaxGrad, PoolingMaxTiled, ReduceSum}
+// ViewPanels is glsl/view_panels.comp.
+var ViewPanels = &Shader{
+	Name: "view_panels",
+	file: "view_panels.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "Y", Access: ReadOnly},
+		{Binding: 2, Name: "DX", Access: ReadOnly},
+		{Binding: 3, Name: "Range", Access: ReadOnly},
+		{Binding: 4, Name: "Pix", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{16, 16, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+// ViewRange is glsl/view_range.comp.
+var ViewRange = &Shader{
+	Name: "view_range",
+	file: "view_range.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Range", Access: ReadWrite},
+	},
+	PushConstantSize: 8,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+var all = []*Shader{Add, Copy, Fill16, Loss, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxTiled, PoolingMaxTiledF16, ReduceSum, ViewPanels, ViewRange}

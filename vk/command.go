@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -215,7 +216,9 @@ func (d *Device) NewCommandBuffer(opts ...CommandBufferOption) (*CommandBuffer, 
 	}
 	c := &CommandBuffer{dev: d, label: "command buffer"}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	if c.timestamps && !d.info.Limits.TimestampsSupported {
 		return nil, fmt.Errorf("%w: timestamps on the compute queue", ErrUnsupported)
@@ -532,16 +535,24 @@ func (c *CommandBuffer) Commit() error {
 
 // Wait blocks until the committed work has finished, ctx is done (its
 // error is returned; the work goes on), or the device is lost
-// (ErrDeviceLost). Waiting on an uncommitted command buffer returns nil.
+// (ErrDeviceLost). Waiting on an uncommitted command buffer returns nil,
+// unless the device is lost.
 func (c *CommandBuffer) Wait(ctx context.Context) error {
+	if err := c.dev.usable(); errors.Is(err, ErrDeviceLost) || c.dev == nil {
+		return err
+	}
 	if c.state != cbSubmitted || c.serial == 0 {
 		return nil
 	}
 	return c.dev.waitSerial(ctx, c.serial)
 }
 
-// Done reports whether the committed work has finished.
+// Done reports whether the committed work has finished. On a lost device
+// it reports true, so that nothing polls forever; Wait says how it ended.
 func (c *CommandBuffer) Done() bool {
+	if c.dev == nil || c.dev.lost.Load() {
+		return true
+	}
 	return c.state != cbSubmitted || c.dev.isComplete(c.serial)
 }
 
@@ -550,6 +561,9 @@ func (c *CommandBuffer) Done() bool {
 func (c *CommandBuffer) GPUTime() (time.Duration, error) {
 	if !c.timestamps {
 		return 0, invalidf("%s: made without WithTimestamps", c.label)
+	}
+	if err := c.dev.usable(); err != nil {
+		return 0, err
 	}
 	if c.state != cbSubmitted || !c.Done() {
 		return 0, invalidf("%s: work not finished", c.label)
@@ -572,6 +586,9 @@ func (c *CommandBuffer) Reset() error {
 	if c.closed {
 		return fmt.Errorf("%w: %s", ErrClosed, c.label)
 	}
+	if err := c.dev.usable(); err != nil {
+		return err
+	}
 	if c.state == cbSubmitted && !c.Done() {
 		return fmt.Errorf("%w: %s", ErrBusy, c.label)
 	}
@@ -590,7 +607,7 @@ func (c *CommandBuffer) Reset() error {
 // Close releases the command buffer. Work still executing finishes first;
 // its resources are recycled afterwards. Close is safe to call twice.
 func (c *CommandBuffer) Close() error {
-	if c == nil || c.closed {
+	if c == nil || c.closed || c.dev == nil {
 		return nil
 	}
 	c.closed = true

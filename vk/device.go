@@ -41,10 +41,24 @@ type Options struct {
 	// discrete GPU, even where device memory is host-visible. Tests use it
 	// to exercise the discrete-GPU path on lavapipe.
 	ForceStaging bool
+	// Present enables presentation to windows (see NewSwapchain): the
+	// instance gets VK_KHR_surface and the device VK_KHR_swapchain; Open
+	// fails with ErrUnsupported where either is missing. Off by default:
+	// compute needs neither.
+	Present bool
+	// InstanceExtensions are extra instance extensions to enable, such as
+	// those a window-system library needs for its surfaces (glfw's
+	// GetRequiredInstanceExtensions); Open fails with ErrUnsupported where
+	// one is missing.
+	InstanceExtensions []string
 	// MaxStorageBufferRange, when non-zero, caps the device's reported
 	// limit of the same name, so tests can exercise the splitting of large
 	// tensors with small ones.
 	MaxStorageBufferRange uint64
+	// NoFloat16Storage opens the device without storageBuffer16BitAccess
+	// even where it has it (Limits.Float16Storage is then false), so tests
+	// can exercise a device that lacks it.
+	NoFloat16Storage bool
 }
 
 // Device is an open Vulkan device with one compute queue. It is safe for
@@ -86,6 +100,8 @@ type Device struct {
 	lost      atomic.Bool
 
 	submissions atomic.Uint64
+
+	present *presentState // nil unless Options.Present
 }
 
 // retired is work to run once a submission has finished: freeing memory
@@ -101,7 +117,7 @@ func Open(opts Options) (*Device, error) {
 	if opts.Validation && mode == validationOff {
 		mode = validationSync
 	}
-	in, err := newInstance(mode)
+	in, err := newInstance(mode, instanceExtensions(opts)...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +134,9 @@ func Open(opts Options) (*Device, error) {
 	info := infos[idx]
 	if c := opts.MaxStorageBufferRange; c > 0 && c < info.Limits.MaxStorageBufferRange {
 		info.Limits.MaxStorageBufferRange = c
+	}
+	if opts.NoFloat16Storage {
+		info.Limits.Float16Storage = false
 	}
 	d := &Device{
 		info:      info,
@@ -140,11 +159,21 @@ func (d *Device) init(opts Options) error {
 	if d.info.portabilitySubset {
 		exts = append(exts, "VK_KHR_portability_subset")
 	}
+	if opts.Present {
+		if err := d.checkSwapchainExtension(); err != nil {
+			return err
+		}
+		exts = append(exts, swapchainExtension)
+	}
 	ce, freeExts := cStrings(exts)
 	defer freeExts()
+	var features C.uint32_t
+	if d.info.Limits.Float16Storage {
+		features |= C.VKMPS_FEATURE_STORAGE16
+	}
 	var ch C.VkDevice
 	if err := check("vkCreateDevice", Result(C.vkmps_create_device(d.inst.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(d.pd)),
-		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), &ch))); err != nil {
+		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), features, &ch))); err != nil {
 		return err
 	}
 	h := vkg.Device(unsafe.Pointer(ch))
@@ -158,6 +187,11 @@ func (d *Device) init(opts Options) error {
 	}
 	if C.vkmps_fns_init(d.fns, d.inst.cHandle(), d.cHandle()) == 0 {
 		return fmt.Errorf("%w: a device entry point is missing", ErrInitializationFailed)
+	}
+	if opts.Present {
+		if err := d.initPresent(); err != nil {
+			return err
+		}
 	}
 	pci := vkg.PipelineCacheCreateInfo{SType: vkg.StructureTypePipelineCacheCreateInfo}
 	var pc vkg.PipelineCache
@@ -201,6 +235,9 @@ func (d *Device) Limits() Limits { return d.info.Limits }
 
 // usable returns ErrClosed or ErrDeviceLost when the device cannot be used.
 func (d *Device) usable() error {
+	if d == nil || d.inst == nil {
+		return invalidf("nil device, or one not made by vk.Open")
+	}
 	if d.closed.Load() {
 		return ErrClosed
 	}
@@ -291,6 +328,7 @@ func (d *Device) Close() error {
 }
 
 func (d *Device) destroy() {
+	d.destroyPresent()
 	if d.handle != nil {
 		vkg.DeviceWaitIdle(d.handle)
 		d.mu.Lock()

@@ -82,6 +82,11 @@ type Limits struct {
 	TimestampPeriod                 float32 // nanoseconds per timestamp tick
 	DeviceLocalBytes                uint64  // size of the largest device-local heap
 	UnifiedMemory                   bool    // device-local memory is also host-visible (UMA, CPU devices)
+	// Float16Storage: the device has storageBuffer16BitAccess
+	// (VK_KHR_16bit_storage, core in Vulkan 1.1), which Open enables, so
+	// shaders may load and store 16-bit values in storage buffers (ops's
+	// float16 images).
+	Float16Storage bool
 }
 
 // Info describes a physical device.
@@ -230,6 +235,15 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 				info.DriverInfo = C.GoString(&p2.driver_info[0])
 			}
 		}
+	}
+
+	// Features: the 16-bit storage struct is core 1.1, so the instance and
+	// the device must both be 1.1 (vkmps's shaders target 1.1 anyway).
+	v11 := Version(vkg.MakeVersion(1, 1, 0))
+	if info.APIVersion >= v11 && Version(in.apiVersion) >= v11 {
+		var f2 C.vkmps_features2
+		C.vkmps_get_features2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), &f2)
+		info.Limits.Float16Storage = f2.ok != 0 && f2.storage_buffer_16bit != 0
 	}
 
 	var mp vkg.PhysicalDeviceMemoryProperties

@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -142,8 +143,9 @@ func enumerate(inst C.VkInstance, pd C.VkPhysicalDevice, layers bool) (map[strin
 
 // newInstance creates a Vulkan 1.1 instance (1.0 where the loader is
 // older), with portability enumeration when the loader offers it
-// (MoltenVK) and the validation layer when asked.
-func newInstance(mode validationMode) (*instance, error) {
+// (MoltenVK), the validation layer when asked, and the extra extensions
+// (an error wrapping ErrUnsupported names one the loader lacks).
+func newInstance(mode validationMode, extra ...string) (*instance, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
@@ -165,6 +167,14 @@ func newInstance(mode validationMode) (*instance, error) {
 	}
 	if in.apiVersion < vkg.MakeVersion(1, 1, 0) && exts["VK_KHR_get_physical_device_properties2"] {
 		enable = append(enable, "VK_KHR_get_physical_device_properties2")
+	}
+	for _, e := range extra {
+		if !exts[e] {
+			return nil, fmt.Errorf("%w: instance extension %s is not available", ErrUnsupported, e)
+		}
+		if !slices.Contains(enable, e) {
+			enable = append(enable, e)
+		}
 	}
 	var layers []string
 	var pnext unsafe.Pointer

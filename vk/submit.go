@@ -64,7 +64,12 @@ func (d *Device) releaseLocked(p *pendingSubmit) {
 
 // submit submits the frame's recorded command buffer and returns its
 // serial. Serials follow submission order.
-func (d *Device) submit(f *frame) (uint64, error) {
+func (d *Device) submit(f *frame) (uint64, error) { return d.submitWith(f, nil) }
+
+// submitWith is submit with the vkQueueSubmit call made by qsubmit, when
+// not nil, with the fence to signal (presentation adds semaphores). It
+// runs with queueMu held.
+func (d *Device) submitWith(f *frame, qsubmit func(fence C.VkFence) Result) (uint64, error) {
 	if err := d.usable(); err != nil {
 		return 0, err
 	}
@@ -76,7 +81,13 @@ func (d *Device) submit(f *frame) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := check("vkQueueSubmit", Result(C.vkmps_submit(d.fns, d.cQueue(), f.cmd, fence))); err != nil {
+	var r Result
+	if qsubmit != nil {
+		r = qsubmit(fence)
+	} else {
+		r = Result(C.vkmps_submit(d.fns, d.cQueue(), f.cmd, fence))
+	}
+	if err := check("vkQueueSubmit", r); err != nil {
 		d.mu.Lock()
 		d.fences = append(d.fences, fence)
 		d.mu.Unlock()

@@ -163,6 +163,23 @@ void vkmps_get_props2(VkInstance inst, VkPhysicalDevice pd, int has_driver_props
 	}
 }
 
+void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* out) {
+	memset(out, 0, sizeof(*out));
+	PFN_vkGetPhysicalDeviceFeatures2 get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2");
+	if (get == NULL) get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2KHR");
+	if (get == NULL) return;
+	VkPhysicalDevice16BitStorageFeatures s16;
+	memset(&s16, 0, sizeof(s16));
+	s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+	VkPhysicalDeviceFeatures2 f2;
+	memset(&f2, 0, sizeof(f2));
+	f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+	f2.pNext = &s16;
+	get(pd, &f2);
+	out->ok = 1;
+	out->storage_buffer_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
+}
+
 extern void vkmpsDebugMessage(uintptr_t token, int severity, int type, char* id, char* msg);
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
@@ -242,12 +259,22 @@ VkResult vkmps_create_instance(uint32_t api, const char* const* layers, uint32_t
 }
 
 VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t family, const char* const* exts,
-                             uint32_t nexts, VkDevice* out) {
+                             uint32_t nexts, uint32_t features, VkDevice* out) {
 	PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa()(inst, "vkCreateDevice");
 	if (create == NULL) return VK_ERROR_INITIALIZATION_FAILED;
 	float prio = 1.0f;
 	VkDeviceQueueCreateInfo q = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, family, 1, &prio};
 	VkDeviceCreateInfo ci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &q, 0, NULL, nexts, exts, NULL};
+	// Vulkan 1.1: "VkPhysicalDevice16BitStorageFeatures can also be used in
+	// the pNext chain of VkDeviceCreateInfo to selectively enable these
+	// features" (the caller checked the device supports them).
+	VkPhysicalDevice16BitStorageFeatures s16;
+	memset(&s16, 0, sizeof(s16));
+	s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+	if (features & VKMPS_FEATURE_STORAGE16) {
+		s16.storageBuffer16BitAccess = VK_TRUE;
+		ci.pNext = &s16;
+	}
 	return create(pd, &ci, NULL, out);
 }
 

@@ -105,6 +105,18 @@ typedef struct vkmps_props2 {
 
 void vkmps_get_props2(VkInstance inst, VkPhysicalDevice pd, int has_driver_props, vkmps_props2* out);
 
+// Features that need vkGetPhysicalDeviceFeatures2 (Vulkan 1.1): ok is 0
+// when the entry point is missing.
+typedef struct vkmps_features2 {
+	int ok;
+	int storage_buffer_16bit; // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
+} vkmps_features2;
+
+void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* out);
+
+// Optional features vkmps_create_device enables (a bit set).
+#define VKMPS_FEATURE_STORAGE16 1u // storageBuffer16BitAccess (core 1.1 struct in pNext)
+
 // Debug-utils messenger whose callback hands messages to Go
 // (vkmpsDebugMessage) with the user data token.
 VkResult vkmps_create_messenger(VkInstance inst, uintptr_t token, VkDebugUtilsMessengerEXT* out);
@@ -119,7 +131,7 @@ void* vkmps_validation_features(int sync);
 VkResult vkmps_create_instance(uint32_t api, const char* const* layers, uint32_t nlayers, const char* const* exts,
                                uint32_t nexts, uint32_t flags, const void* pnext, VkInstance* out);
 VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t family, const char* const* exts,
-                             uint32_t nexts, VkDevice* out);
+                             uint32_t nexts, uint32_t features, VkDevice* out);
 VkResult vkmps_enumerate(VkInstance inst, VkPhysicalDevice pd, int layers, char* out, uint32_t max, uint32_t* count);
 uint32_t vkmps_queue_families(VkInstance inst, VkPhysicalDevice pd, uint32_t* flags, uint32_t* ts_bits, uint32_t max);
 VkResult vkmps_create_set_layout(const vkmps_fns* f, uint32_t nbind, VkDescriptorSetLayout* out);

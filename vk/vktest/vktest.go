@@ -39,7 +39,7 @@ func Open(t testing.TB, opts ...vk.Options) *vk.Device {
 // uses them are released when that work finishes.
 func Check(t testing.TB, d *vk.Device) {
 	t.Helper()
-	if d.Closed() {
+	if d.Closed() || markedLost(d) {
 		CheckMessages(t, d)
 		return
 	}
