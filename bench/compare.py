@@ -3,8 +3,12 @@
 JSON object per line, run on the same GPU) and print the side-by-side table
 of issue 9: GPU microseconds, the speed-up over PyTorch (NCHW), and the share
 of the copy bandwidth each achieved under the minimum-traffic model.
+Rows join on op, shape, kernel, stride, pad and dtype (vkmps's rows say
+theirs; a PyTorch file's header does), so a `vkmps bench --dtype
+float32,float16` run joins a float32 and a float16 PyTorch file; the
+float16 speed-ups over float32 (vkmps) follow the table.
 
-    python3 bench/compare.py vkmps.jsonl torch.jsonl [--md]
+    python3 bench/compare.py vkmps.jsonl torch.jsonl [torch16.jsonl] [--md]
 """
 import json
 import sys
@@ -15,21 +19,27 @@ def load(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def key(r):
-    return (r["op"], tuple(r["shape"]), r["kernel"], r["stride"], r["pad"])
+def key(r, dtype):
+    return (r["op"], tuple(r["shape"]), r["kernel"], r["stride"], r["pad"], dtype)
 
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     md = "--md" in sys.argv
-    if len(args) != 2:
+    if len(args) < 2:
         sys.exit(__doc__)
-    vk, th = load(args[0]), load(args[1])
+    vk = load(args[0])
+    torch = {}
+    th = []
+    for path in args[1:]:
+        rows = load(path)
+        dt = rows[0].get("dtype", "float32") if rows and "torch" in rows[0] else "float32"
+        torch.update({key(r, dt): r for r in rows if r.get("layout") == "nchw" and "fwd_us" in r})
+        th = th or rows
     head = vk[0]
     vcopy = next(r for r in vk if r.get("op") == "d2d-copy")
     tcopy = next((r for r in th if r.get("op") == "d2d-copy"), {})
     tmeta = th[0] if th and "torch" in th[0] else {}
-    torch = {key(r): r for r in th if r.get("layout") == "nchw" and "fwd_us" in r}
     print(f"device: {head['device']}, driver {head['driver']} {head['driver_version']}, {head['date']}")
     print(f"PyTorch {tmeta.get('torch', '?')} cuDNN {tmeta.get('cudnn', '?')} on {tmeta.get('device', '?')}")
     print(f"copy bandwidth: vkmps copy shader {vcopy['GBps']} GB/s, vkCmdCopyBuffer {vcopy.get('cmd_copy_GBps', '?')} GB/s, "
@@ -39,8 +49,9 @@ def main():
     for r in vk[1:]:
         if "fwd_us" not in r:
             continue
-        t = torch.get(key(r))
-        name = r["op"] + (" +argmax" if r.get("argmax") else "")
+        dt = r.get("dtype", "float32")
+        t = torch.get(key(r, dt))
+        name = r["op"] + (" +argmax" if r.get("argmax") else "") + (" f16" if dt == "float16" else "")
         shape = "x".join(map(str, r["shape"])) + f" k{r['kernel']} s{r['stride']} p{r['pad']}"
         tf, tb = (t["fwd_us"], t["bwd_us"]) if t else (None, None)
         rows.append([name, shape,
@@ -55,6 +66,17 @@ def main():
             return v
         return f"{v:.2f}" if i in (4, 8) else f"{v:.1f}"
     table = [[fmt(v, i) for i, v in enumerate(row)] for row in rows]
+    show(cols, table, md)
+    half = [r for r in vk[1:] if "fwd_speedup_vs_float32" in r]
+    if half:
+        print("\nvkmps float16 speed-up over float32 (float32 time / float16 time; target 1.7x)")
+        show(["kernel", "shape", "fwd x", "bwd x"],
+             [[r["op"] + (" +argmax" if r.get("argmax") else ""),
+               "x".join(map(str, r["shape"])) + f" k{r['kernel']} s{r['stride']} p{r['pad']}",
+               f"{r['fwd_speedup_vs_float32']:.2f}", f"{r['bwd_speedup_vs_float32']:.2f}"] for r in half], md)
+
+
+def show(cols, table, md):
     if md:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))

@@ -9,7 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-bench-out}
 vkmps=${VKMPS:-vkmps}
 mkdir -p "$out"
-"$vkmps" bench --json "$out/vkmps.jsonl" --plot "$out/vkmps.png" ${VKMPS_BENCH_FLAGS:-}
+# float32 and float16 images in one run (the table ends with float16's
+# speed-up); PyTorch once per type.
+"$vkmps" bench --dtype float32,float16 --json "$out/vkmps.jsonl" --plot "$out/vkmps.png" ${VKMPS_BENCH_FLAGS:-}
 PYTHONUNBUFFERED=1 python3 "$here/torch_pool_baseline.py" --iters "${TORCH_ITERS:-50}" > "$out/torch.jsonl"
-python3 "$here/compare.py" "$out/vkmps.jsonl" "$out/torch.jsonl" | tee "$out/compare.txt"
-python3 "$here/compare.py" "$out/vkmps.jsonl" "$out/torch.jsonl" --md > "$out/compare.md"
+PYTHONUNBUFFERED=1 python3 "$here/torch_pool_baseline.py" --iters "${TORCH_ITERS:-50}" --dtype float16 > "$out/torch16.jsonl"
+python3 "$here/compare.py" "$out/vkmps.jsonl" "$out/torch.jsonl" "$out/torch16.jsonl" | tee "$out/compare.txt"
+python3 "$here/compare.py" "$out/vkmps.jsonl" "$out/torch.jsonl" "$out/torch16.jsonl" --md > "$out/compare.md"

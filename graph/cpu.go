@@ -17,6 +17,11 @@ func (g *Graph) EvalCPU(shapes map[string]ops.ImageDescriptor, feeds map[string]
 	if len(outs) == 0 {
 		outs = g.sinks()
 	}
+	for _, o := range outs {
+		if o == nil || o.g != g {
+			return nil, fmt.Errorf("%w: EvalCPU: an output is nil or belongs to another graph", ErrGraph)
+		}
+	}
 	order, err := g.selectNodes(outs)
 	if err != nil {
 		return nil, err

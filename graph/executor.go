@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 
@@ -199,6 +200,9 @@ func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.I
 		if d.N < 1 || d.C < 1 || d.H < 1 || d.W < 1 {
 			return nil, fmt.Errorf("%w: input %q: shape %s has a size < 1", ErrShape, name, descString(d))
 		}
+		if tooLarge(d) {
+			return nil, fmt.Errorf("%w: input %q: shape %s is too large", ErrShape, name, descString(d))
+		}
 		if needed[im] {
 			desc[im] = ops.ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Label: name}
 		}
@@ -226,10 +230,26 @@ func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.I
 		if err != nil {
 			return nil, err
 		}
+		if d.N < 1 || d.C < 1 || d.H < 1 || d.W < 1 || tooLarge(d) {
+			return nil, fmt.Errorf("%w: node %q: result %s is empty or too large", ErrShape, n.name, descString(d))
+		}
 		d.Label = n.name
 		desc[n.result] = d
 	}
 	return desc, nil
+}
+
+// tooLarge reports whether an image of shape d (sizes >= 1) has more
+// bytes than an int64 holds, so that its size cannot even be computed.
+func tooLarge(d ops.ImageDescriptor) bool {
+	n := uint64(d.N)
+	for _, f := range []int{d.C, d.H, d.W} {
+		if n > math.MaxInt64/4/uint64(f) {
+			return true
+		}
+		n *= uint64(f)
+	}
+	return false
 }
 
 func bytesOf(d ops.ImageDescriptor) uint64 { return uint64(d.N*d.C*d.H*d.W) * 4 }
@@ -465,6 +485,9 @@ func (e *Executor) Run(ctx context.Context, feeds map[string][]float32) (map[str
 	if e.closed {
 		return nil, fmt.Errorf("%w: the executor is closed", ErrGraph)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // before touching anything: a cancelled run does no work
+	}
 	for name := range feeds {
 		found := false
 		for _, s := range e.inputs {
@@ -591,6 +614,11 @@ func (e *Executor) Close() error {
 func (g *Graph) InferShapes(inputs map[string]ops.ImageDescriptor, outputs ...*Image) (map[*Image]ops.ImageDescriptor, error) {
 	if len(outputs) == 0 {
 		outputs = g.sinks()
+	}
+	for _, o := range outputs {
+		if o == nil || o.g != g {
+			return nil, fmt.Errorf("%w: InferShapes: an output is nil or belongs to another graph", ErrGraph)
+		}
 	}
 	order, err := g.selectNodes(outputs)
 	if err != nil {

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/padding"
@@ -21,8 +22,8 @@ var (
 
 // Graph is a set of image nodes and filter nodes (MPSNNGraph's nodes). Build
 // it with Input and the filter methods, derive its training graph with
-// Training, and run it with Compile. A Graph is not safe for concurrent
-// modification.
+// Training, and run it with Compile. The zero Graph is empty, like New's.
+// A Graph is not safe for concurrent modification.
 type Graph struct {
 	images []*Image
 	nodes  []*Node
@@ -114,6 +115,9 @@ func (g *Graph) checkName(name string) error {
 }
 
 func (g *Graph) newImage(name string, producer *Node) *Image {
+	if g.byName == nil { // a zero Graph
+		g.byName = map[string]*Image{}
+	}
 	im := &Image{g: g, id: len(g.images), name: name, producer: producer}
 	g.images = append(g.images, im)
 	g.byName[name] = im
@@ -171,6 +175,9 @@ type PoolingOptions struct {
 // Pooling adds a pooling node (MPSCNNPoolingMaxNode, ...AverageNode,
 // ...L2NormNode, MPSCNNDilatedPoolingMaxNode) of kind and geometry over src.
 func (g *Graph) Pooling(name string, kind ops.PoolingKind, geom ops.Geometry, src *Image, o PoolingOptions) (*Node, error) {
+	if _, ok := poolNames[kind]; !ok {
+		return nil, fmt.Errorf("%w: node %q: unknown pooling kind %v", ErrGraph, name, kind)
+	}
 	if geom.DilationX == 0 {
 		geom.DilationX = 1
 	}
@@ -233,6 +240,9 @@ func (g *Graph) Loss(name string, d ops.LossDescriptor, pred, labels *Image) (*N
 	}
 	if d.Reduction < ops.ReductionNone || d.Reduction > ops.ReductionMean {
 		return nil, fmt.Errorf("%w: node %q: unknown reduction %d", ErrGraph, name, int(d.Reduction))
+	}
+	if w := float64(d.Weight); math.IsNaN(w) || math.IsInf(w, 0) {
+		return nil, fmt.Errorf("%w: node %q: weight %v is not finite", ErrGraph, name, d.Weight)
 	}
 	return g.add(name, lossOp{desc: d}, []*Image{pred, labels}, nil)
 }

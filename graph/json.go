@@ -200,6 +200,9 @@ var poolKinds = map[string]ops.PoolingKind{"max": ops.KindMax, "avg": ops.KindAv
 // unknown field, op or source, a duplicate name or a cycle is an error
 // naming the node.
 func Load(r io.Reader) (*Graph, *File, error) {
+	if r == nil {
+		return nil, nil, fmt.Errorf("%w: Load: nil reader", ErrGraph)
+	}
 	var f File
 	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
 	dec.DisallowUnknownFields()

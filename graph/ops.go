@@ -99,7 +99,7 @@ func (sliceOp) name() string { return "slice" }
 func (sliceOp) arity() int   { return 1 }
 
 func (o sliceOp) infer(node string, src []ops.ImageDescriptor, _ shapeFunc) (ops.ImageDescriptor, error) {
-	if o.offset < 0 || o.count < 1 || o.offset+o.count > src[0].C {
+	if o.offset < 0 || o.count < 1 || o.count > src[0].C || o.offset > src[0].C-o.count { // no overflow
 		return src[0], fmt.Errorf("%w: node %q: channels [%d, %d) of %s", ErrShape, node, o.offset, o.offset+o.count, descString(src[0]))
 	}
 	out := src[0]

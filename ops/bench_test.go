@@ -119,14 +119,39 @@ func gpuTime(b *testing.B, dev *vk.Device, reps, iters int, encode func(cb *vk.C
 	return ts[len(ts)/2]
 }
 
+// benchFormat is BenchmarkGPU's image format: float16 when
+// $VKMPS_BENCH_DTYPE is "float16", else float32.
+func benchFormat(b *testing.B, dev *vk.Device) ops.Format {
+	switch dt := os.Getenv("VKMPS_BENCH_DTYPE"); dt {
+	case "", "float32":
+		return ops.Float32
+	case "float16":
+		requireHalf(b, dev)
+		return ops.Float16
+	default:
+		b.Fatalf("VKMPS_BENCH_DTYPE=%q: want float32 or float16", dt)
+	}
+	return ops.Float32
+}
+
 // GPU time of every kernel forward and backward on the standard shapes
 // (VKMPS_BENCH_LARGE=1 for issue 9's), reported as gpu-us and GB/s of
-// minimum traffic, and the copy bandwidth as the ceiling.
+// minimum traffic, and the copy bandwidth as the ceiling. Images are
+// float32, or float16 with VKMPS_BENCH_DTYPE=float16 (traffic counted at 2
+// bytes a value).
 func BenchmarkGPU(b *testing.B) {
 	dev := vktest.Open(b)
 	if !dev.Limits().TimestampsSupported {
 		b.Skip("no timestamps")
 	}
+	format := benchFormat(b, dev)
+	newIm := func(d padding.Descriptor, data []float32) *ops.Image {
+		if format == ops.Float16 {
+			return newHalfImage(b, dev, d, data)
+		}
+		return newImage(b, dev, d, data)
+	}
+	esize := float64(format.Size())
 	ctx := context.Background()
 	r := rand.New(rand.NewSource(1))
 	b.Run("copy", func(b *testing.B) {
@@ -156,7 +181,7 @@ func BenchmarkGPU(b *testing.B) {
 	})
 	for _, sh := range benchShapes() {
 		srcD := padding.Descriptor{N: sh.n, C: sh.c, H: sh.h, W: sh.w}
-		src := newImage(b, dev, srcD, randomData(r, sh.n*sh.c*sh.h*sh.w))
+		src := newIm(srcD, randomData(r, sh.n*sh.c*sh.h*sh.w))
 		for _, kind := range kinds {
 			g := ops.Geometry{KernelWidth: sh.k, KernelHeight: sh.k, StrideX: sh.s, StrideY: sh.s, DilationX: 1, DilationY: 1}
 			if kind == ops.KindDilatedMax {
@@ -170,6 +195,9 @@ func BenchmarkGPU(b *testing.B) {
 				pad = 0
 			}
 			name := fmt.Sprintf("%s/%dx%dx%dx%d-k%ds%dp%d", kind, sh.n, sh.c, sh.h, sh.w, sh.k, sh.s, pad)
+			if format != ops.Float32 {
+				name += "-" + format.String()
+			}
 			k, err := ops.NewPooling(dev, kind, g)
 			require.NoError(b, err)
 			k.Properties().Padding = padding.Explicit(padding.Pads{Top: pad, Left: pad, Bottom: pad, Right: pad}, false, true)
@@ -180,7 +208,7 @@ func BenchmarkGPU(b *testing.B) {
 				dst, state, err = k.EncodeNewWithState(cb, src)
 				return err
 			}))
-			inB, outB := float64(sh.n*sh.c*sh.h*sh.w*4), float64(dst.Len()*4)
+			inB, outB := float64(sh.n*sh.c*sh.h*sh.w)*esize, float64(dst.Len())*esize
 			b.Run(name+"/fwd", func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					d := gpuTime(b, dev, 10, 7, func(cb *vk.CommandBuffer) error { return k.Encode(cb, src, dst) })
@@ -190,8 +218,8 @@ func BenchmarkGPU(b *testing.B) {
 			})
 			gk, err := ops.NewPoolingGradient(dev, kind, g)
 			require.NoError(b, err)
-			dy := newImage(b, dev, dst.Descriptor().Descriptor(), randomData(r, dst.Len()))
-			dx := newImage(b, dev, srcD, nil)
+			dy := newIm(dst.Descriptor().Descriptor(), randomData(r, dst.Len()))
+			dx := newIm(srcD, nil)
 			require.NoError(b, run(b, dev, func(cb *vk.CommandBuffer) error { // configures gk from the state
 				out, err := gk.EncodeNew(cb, dy, src, state)
 				if err == nil {

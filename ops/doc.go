@@ -14,6 +14,25 @@
 // NewImageOn places an image in a caller's buffer (graph arenas). Write
 // and Read wait for the GPU work that uses the storage. Close is safe twice.
 //
+// # Float16 images
+//
+// ImageDescriptor.Format Float16 stores IEEE half values (2 bytes each,
+// NCHW dense): half the memory traffic of float32 for these memory-bound
+// kernels. Storage only (SPEC.md): every pooling kernel, the argmax
+// recording and every gradient load halves, compute in float32 exactly as
+// for float32 images, and round each result to half once, when storing it
+// (with the device's float-to-half conversion: round to nearest even on
+// the devices vkmps is tested on; Vulkan also allows round toward zero).
+// All images of one encode (source, destination, dy, the source image, dx)
+// have one format, else ErrFormat names them; gradient scratch (argmax
+// codes, L2-norm ratios) is unchanged, so a state serves either format.
+// Write and Read convert (Float16Bits rounds to nearest even, overflow to
+// ±Inf; Float16FromBits is exact); WriteFloat16 and ReadFloat16 move the
+// bits. Copy and Fill take both formats (Copy never converts: mixed
+// formats are an ErrFormat); Add and Loss take float32 only. Float16 needs
+// the device's 16-bit storage buffer access (vk.Limits.Float16Storage);
+// without it NewImage returns ErrDeviceLimit.
+//
 // # Kernel properties
 //
 // Every kernel embeds Kernel (MPSCNNKernel): Offset (the source position of

@@ -35,6 +35,17 @@ func checkImages(dev *vk.Device, label string, roles []string, ims ...*Image) er
 	return nil
 }
 
+// onlyFloat32 reports ErrFormat for an image that is not float32, for the
+// kernels that take float32 only (Add, Loss).
+func onlyFloat32(label string, roles []string, ims ...*Image) error {
+	for i, im := range ims {
+		if im.format != Float32 {
+			return fmt.Errorf("%w: %s: %s image %s is %v; %s takes float32 images only", ErrFormat, label, roles[i], im, im.format, label)
+		}
+	}
+	return nil
+}
+
 // runs calls fn for each batch image's run of values of same-shape
 // images (once for all of them when every image is contiguous), giving the
 // byte offset of the run in each image's buffer and its length in values.
@@ -46,7 +57,7 @@ func runs(ims []*Image, fn func(offs []uint64, count int) error) error {
 	}
 	if all {
 		for i, im := range ims {
-			offs[i] = im.base * 4
+			offs[i] = im.base * im.esize()
 		}
 		return fn(offs, ims[0].Len())
 	}
@@ -68,9 +79,11 @@ func bindRun(buf *vk.Buffer, align, off uint64, count int) (vk.BufferRange, uint
 	return buf.Range(start, off+uint64(count)*4-start), uint32((off - start) / 4)
 }
 
-// Copy records a copy of src into dst, which must have the same shape.
-// Either may be a channel view: with it, concatenation is a Copy into a
-// view of the concatenated image, and slicing a Copy out of one.
+// Copy records a copy of src into dst, which must have the same shape and
+// format (images of different formats are an ErrFormat: Copy never
+// converts). Either may be a channel view: with it, concatenation is a
+// Copy into a view of the concatenated image, and slicing a Copy out of
+// one.
 func Copy(cb *vk.CommandBuffer, src, dst *Image) error {
 	if cb == nil {
 		return fmt.Errorf("%w: Copy: nil command buffer", ErrInvalidImage)
@@ -84,17 +97,20 @@ func Copy(cb *vk.CommandBuffer, src, dst *Image) error {
 	if err := sameShape("Copy", src, dst); err != nil {
 		return err
 	}
+	if src.format != dst.format {
+		return fmt.Errorf("%w: Copy: source %s is %v but destination %s is %v; Copy does not convert", ErrFormat, src, src.format, dst, dst.format)
+	}
 	if overlaps(src, dst) {
 		return fmt.Errorf("%w: Copy: %s and %s share storage", ErrAlias, src, dst)
 	}
 	return runs([]*Image{src, dst}, func(offs []uint64, count int) error {
-		size := uint64(count) * 4
+		size := uint64(count) * src.esize()
 		return cb.Copy(dst.buf.Range(offs[1], size), src.buf.Range(offs[0], size))
 	})
 }
 
 // Fill records setting every value of im (only its channels, for a view)
-// to value.
+// to value (rounded to half for a float16 image).
 func Fill(cb *vk.CommandBuffer, im *Image, value float32) error {
 	if cb == nil {
 		return fmt.Errorf("%w: Fill: nil command buffer", ErrInvalidImage)
@@ -105,9 +121,43 @@ func Fill(cb *vk.CommandBuffer, im *Image, value float32) error {
 	if err := checkImages(im.dev, "Fill", []string{"destination"}, im); err != nil {
 		return err
 	}
+	if im.format == Float16 {
+		return fill16(cb, im, Float16Bits(value))
+	}
 	bits := math.Float32bits(value)
 	return runs([]*Image{im}, func(offs []uint64, count int) error {
 		return cb.Fill(im.buf.Range(offs[0], uint64(count)*4), bits)
+	})
+}
+
+// fill16 sets every value of a float16 image to the half bits h with
+// glsl/fill16.comp: its runs may start or end in the middle of a word,
+// which vkCmdFillBuffer cannot.
+func fill16(cb *vk.CommandBuffer, im *Image, h uint16) error {
+	lim := im.dev.Limits()
+	local := workgroup(lim)
+	pl, err := pipeline(im.dev, spirv.Fill16, map[string]uint32{"local_size_x": uint32(local)})
+	if err != nil {
+		return fmt.Errorf("Fill: %w", err)
+	}
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	maxCount := int((lim.MaxStorageBufferRange - align) / 2)
+	var pc struct{ Count, Base, Bits uint32 }
+	pc.Bits = uint32(h)
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	return runs([]*Image{im}, func(offs []uint64, count int) error {
+		for done := 0; done < count; done += maxCount {
+			n := min(maxCount, count-done)
+			off := offs[0] + uint64(done)*2
+			start := off - off%align
+			pc.Count, pc.Base = uint32(n), uint32((off-start)/2)
+			g := min((n+local-1)/local, int(lim.MaxComputeWorkGroupCount[0]))
+			r := im.buf.Range(start, off+uint64(n)*2-start)
+			if err := cb.Dispatch(pl, []vk.BufferRange{r}, push, [3]uint32{uint32(g), 1, 1}); err != nil {
+				return fmt.Errorf("Fill: %w", err)
+			}
+		}
+		return nil
 	})
 }
 
@@ -168,7 +218,16 @@ func (k *Add) Encode(cb *vk.CommandBuffer, a, b, dst *Image) error {
 	if err := checkImages(k.dev, k.label, []string{"first", "second", "destination"}, a, b, dst); err != nil {
 		return err
 	}
+	if err := onlyFloat32(k.label, []string{"first", "second", "destination"}, a, b, dst); err != nil {
+		return err
+	}
 	if err := sameShape(k.label, a, b, dst); err != nil {
+		return err
+	}
+	if err := finite(k.label, "alpha", k.Alpha); err != nil {
+		return err
+	}
+	if err := finite(k.label, "beta", k.Beta); err != nil {
 		return err
 	}
 	if overlaps(a, dst) || overlaps(b, dst) {

@@ -18,8 +18,9 @@ var (
 	ErrChannelRange = errors.New("ops: feature channel range out of bounds")
 	// ErrAlias: source and destination share storage.
 	ErrAlias = errors.New("ops: source and destination overlap")
-	// ErrGeometry: kernel size, stride or dilation < 1, or a clip rectangle
-	// or offset that cannot be used.
+	// ErrGeometry: kernel size, stride or dilation < 1, a clip rectangle
+	// or offset that cannot be used, or a kernel parameter out of its
+	// domain (an unknown loss type, a NaN or infinite weight).
 	ErrGeometry = errors.New("ops: invalid kernel geometry")
 	// ErrDeviceLimit: the device cannot run the kernel as configured (a
 	// window larger than its shared memory, a plane larger than its
@@ -30,4 +31,7 @@ var (
 	ErrDevice = errors.New("ops: object from another device")
 	// ErrState: a gradient state that does not match the gradient kernel.
 	ErrState = errors.New("ops: gradient state mismatch")
+	// ErrFormat: images of different formats in one encode or copy, or a
+	// format the operation does not take (Add and Loss take float32 only).
+	ErrFormat = errors.New("ops: image format mismatch")
 )

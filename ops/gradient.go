@@ -77,12 +77,19 @@ type poolingGradient struct {
 	kind   PoolingKind
 	geom   Geometry
 	shader *spirv.Shader
-	pipes  map[int]*vk.Pipeline // gathers, by argmax code width
-	passes passes               // first passes: argmax codes, L2-norm ratios
+	pipes  map[gatherKey]*vk.Pipeline
+	passes passes // first passes: argmax codes, L2-norm ratios
+}
+
+// gatherKey selects a gather pipeline: the argmax code width (0 for
+// average and L2-norm) and whether the images are float16.
+type gatherKey struct {
+	bits int
+	f16  bool
 }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
-	p := poolingGradient{kind: kind, geom: g, pipes: map[int]*vk.Pipeline{}}
+	p := poolingGradient{kind: kind, geom: g, pipes: map[gatherKey]*vk.Pipeline{}}
 	p.Label = kind.String() + "Gradient"
 	if dev == nil {
 		return p, fmt.Errorf("%w: %s: nil device", ErrDevice, p.Label)
@@ -112,21 +119,24 @@ func (p *poolingGradient) Kind() PoolingKind { return p.kind }
 // Geometry returns the kernel size, stride and dilation.
 func (p *poolingGradient) Geometry() Geometry { return p.geom }
 
-// gather returns the gather pipeline for argmax codes of bits bits (0 for
-// average and L2-norm).
-func (p *poolingGradient) gather(bits int) (*vk.Pipeline, error) {
-	if pl := p.pipes[bits]; pl != nil {
+// gather returns the gather pipeline of key k.
+func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
+	if pl := p.pipes[k]; pl != nil {
 		return pl, nil
 	}
 	spec := geometrySpec(p.geom, EdgeZero)
 	lx, ly := localXY(p.dev.Limits())
 	spec["local_size_x"], spec["local_size_y"] = uint32(lx), uint32(ly)
-	spec["AMBITS"] = uint32(bits)
-	pl, err := pipeline(p.dev, p.shader, spec)
+	spec["AMBITS"] = uint32(k.bits)
+	sh, err := build(p.shader, k.f16)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
-	p.pipes[bits] = pl
+	pl, err := pipeline(p.dev, sh, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.pipes[k] = pl
 	return pl, nil
 }
 
@@ -207,6 +217,12 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			return err
 		}
 	}
+	if err := p.sameFormat("source gradient", dy, "source image", x); err != nil {
+		return err
+	}
+	if err := p.sameFormat("source gradient", dy, "destination gradient", dx); err != nil {
+		return err
+	}
 	if d := dy.Descriptor().Descriptor(); d != st.Destination {
 		return fmt.Errorf("%w: %s: source gradient %s is not the size of the forward destination, %v", ErrShape, p.Label, dy, st.Destination)
 	}
@@ -279,7 +295,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = span{buf: sc, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
+		plan.scratch = span{buf: sc, esize: 4, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
 		pc.AuxBatch, pc.AuxPlane = uint32(j.channels*words), uint32(words)
 		first.AmBatch, first.AmPlane = pc.AuxBatch, pc.AuxPlane
 		plan.firstPass = passArgmaxOnly
@@ -290,14 +306,14 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = span{buf: sc, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
+		plan.scratch = span{buf: sc, esize: 4, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
 		first.DstBatch, first.DstPlane, first.DstWidth = uint32(j.channels*plane), uint32(plane), uint32(dy.w)
 		first.DyBatch, first.DyPlane = pc.DyBatch, pc.DyPlane
 		pc.DyBatch = first.DstBatch // the gather reads r in place of dy
 		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
 		plan.firstPass = passRatio
 	}
-	pl, err := p.gather(plan.bits)
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16})
 	if err != nil {
 		return err
 	}
@@ -370,8 +386,8 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 // gradPlan is the buffers a gradient encode splits into parts together.
 type gradPlan struct {
 	dy, x, dx            span
-	aux                  span  // a state's argmax codes (bits > 0, no scratch)
-	scratch              span  // the first pass's output, when there is one (buf != nil)
+	aux                  span // a state's argmax codes (bits > 0, no scratch)
+	scratch              span // the first pass's output, when there is one (buf != nil)
 	bits                 int
 	batches, channels    int
 	firstPass            passKind
@@ -406,7 +422,11 @@ func (p *poolingGradient) encodeNew(cb *vk.CommandBuffer, dy, x *Image, st *Pool
 		return nil, err
 	}
 	d := st.Source
-	dx, err := p.allocate(ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Label: p.Label + " destination gradient"})
+	format := Float32 // dx has dy's format (a nil dy fails in encode)
+	if dy != nil {
+		format = dy.format
+	}
+	dx, err := p.allocate(ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Format: format, Label: p.Label + " destination gradient"})
 	if err != nil {
 		return nil, err
 	}

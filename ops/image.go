@@ -11,10 +11,46 @@ import (
 	"github.com/vkmps/vkmps/vk"
 )
 
+// Format is the type of an image's values (MPSImageFeatureChannelFormat).
+type Format uint8
+
+const (
+	// Float32: IEEE single precision, 4 bytes a value. The default.
+	Float32 Format = iota
+	// Float16: IEEE half precision (binary16), 2 bytes a value. Storage
+	// only: kernels convert each value to float32 when they load it,
+	// compute in float32, and round each result to half once, when they
+	// store it. Write and Read convert (Float16Bits, Float16FromBits);
+	// WriteFloat16 and ReadFloat16 move the bits. Needs a device with
+	// Limits.Float16Storage.
+	Float16
+)
+
+// Size returns the bytes of one value.
+func (f Format) Size() int {
+	if f == Float16 {
+		return 2
+	}
+	return 4
+}
+
+func (f Format) String() string {
+	switch f {
+	case Float32:
+		return "float32"
+	case Float16:
+		return "float16"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
 // ImageDescriptor describes an image to create (MPSImageDescriptor): N batch
-// images of C feature channels, H rows by W columns, float32 NCHW.
+// images of C feature channels, H rows by W columns, NCHW, of Format
+// (float32 unless set).
 type ImageDescriptor struct {
 	N, C, H, W int
+	// Format is the type of the values; the zero value is Float32.
+	Format Format
 	// Label names the image in errors; optional.
 	Label string
 }
@@ -25,6 +61,9 @@ func (d ImageDescriptor) Descriptor() padding.Descriptor {
 }
 
 func (d ImageDescriptor) validate() error {
+	if d.Format != Float32 && d.Format != Float16 {
+		return fmt.Errorf("%w: image %q: unknown format %v", ErrInvalidImage, d.Label, d.Format)
+	}
 	for _, v := range []struct {
 		name string
 		n    int
@@ -46,9 +85,9 @@ func (d ImageDescriptor) validate() error {
 	return nil
 }
 
-// Image is N batch images × C feature channels × H × W float32 values,
-// stored NCHW and densely packed on a device (MPSImage / MPSImageBatch;
-// there is no multiple-of-4 channel rule).
+// Image is N batch images × C feature channels × H × W values (float32, or
+// float16: see Format), stored NCHW and densely packed on a device
+// (MPSImage / MPSImageBatch; there is no multiple-of-4 channel rule).
 //
 // An image may be a channel view of another (ChannelView): it then shares
 // the storage and sees channels [offset, offset+count) of each batch image,
@@ -60,14 +99,27 @@ type Image struct {
 	base   uint64 // element index of (n=0, c=0, 0, 0) of this view in buf
 	n, c   int
 	h, w   int
-	cTotal int    // channels per batch image in the storage
+	cTotal int // channels per batch image in the storage
+	format Format
 	root   *Image // the image owning the storage; nil when this one does
 	label  string
 	owns   bool
 	closed atomic.Bool
 }
 
-// NewImage creates an image on dev. Its contents start undefined.
+// checkFormat reports ErrDeviceLimit for a float16 image on a device
+// without 16-bit storage.
+func checkFormat(dev *vk.Device, d ImageDescriptor) error {
+	if d.Format == Float16 && !dev.Limits().Float16Storage {
+		return fmt.Errorf("%w: image %q: float16 images need 16-bit storage buffer access (storageBuffer16BitAccess, VK_KHR_16bit_storage), which %s lacks",
+			ErrDeviceLimit, d.Label, dev.Info().Name)
+	}
+	return nil
+}
+
+// NewImage creates an image on dev. Its contents start undefined. A
+// float16 image on a device without Limits.Float16Storage is an
+// ErrDeviceLimit.
 func NewImage(dev *vk.Device, d ImageDescriptor) (*Image, error) {
 	if dev == nil {
 		return nil, fmt.Errorf("%w: nil device", ErrInvalidImage)
@@ -75,20 +127,30 @@ func NewImage(dev *vk.Device, d ImageDescriptor) (*Image, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
+	if err := checkFormat(dev, d); err != nil {
+		return nil, err
+	}
 	label := d.Label
 	if label == "" {
 		label = fmt.Sprintf("image %dx%dx%dx%d", d.N, d.C, d.H, d.W)
+		if d.Format != Float32 {
+			label += " " + d.Format.String()
+		}
 	}
-	buf, err := dev.NewBuffer(uint64(d.N*d.C*d.H*d.W)*4, label)
+	// Whole words, so that float16 images of odd length fill and bind
+	// like any other buffer.
+	size := (uint64(d.N*d.C*d.H*d.W)*uint64(d.Format.Size()) + 3) &^ 3
+	buf, err := dev.NewBuffer(size, label)
 	if err != nil {
 		return nil, err
 	}
-	return &Image{dev: dev, buf: buf, n: d.N, c: d.C, h: d.H, w: d.W, cTotal: d.C, label: label, owns: true}, nil
+	return &Image{dev: dev, buf: buf, n: d.N, c: d.C, h: d.H, w: d.W, cTotal: d.C, format: d.Format, label: label, owns: true}, nil
 }
 
 // NewImageOn makes an image that lives in buf starting at byte offset off
-// (a multiple of 4). The buffer stays the caller's: closing the image does
-// not close it. Graph executors use it to place temporaries in an arena.
+// (a multiple of the value size: 4 for float32, 2 for float16). The buffer
+// stays the caller's: closing the image does not close it. Graph executors
+// use it to place temporaries in an arena.
 func NewImageOn(buf *vk.Buffer, off uint64, d ImageDescriptor) (*Image, error) {
 	if buf == nil {
 		return nil, fmt.Errorf("%w: nil buffer", ErrInvalidImage)
@@ -96,21 +158,32 @@ func NewImageOn(buf *vk.Buffer, off uint64, d ImageDescriptor) (*Image, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	size := uint64(d.N*d.C*d.H*d.W) * 4
-	if off%4 != 0 || off > buf.Size() || size > buf.Size()-off {
+	es := uint64(d.Format.Size())
+	size := uint64(d.N*d.C*d.H*d.W) * es
+	if off%es != 0 || off > buf.Size() || size > buf.Size()-off {
 		return nil, fmt.Errorf("%w: image %q of %d bytes at offset %d does not fit buffer %q of %d bytes", ErrInvalidImage, d.Label, size, off, buf.Label(), buf.Size())
+	}
+	if err := checkFormat(buf.Device(), d); err != nil {
+		return nil, err
 	}
 	label := d.Label
 	if label == "" {
 		label = buf.Label()
 	}
-	return &Image{dev: buf.Device(), buf: buf, base: off / 4, n: d.N, c: d.C, h: d.H, w: d.W, cTotal: d.C, label: label}, nil
+	return &Image{dev: buf.Device(), buf: buf, base: off / es, n: d.N, c: d.C, h: d.H, w: d.W, cTotal: d.C, format: d.Format, label: label}, nil
 }
 
-// Descriptor returns the image's shape (of the view, for a channel view).
+// Descriptor returns the image's shape and format (of the view, for a
+// channel view).
 func (im *Image) Descriptor() ImageDescriptor {
-	return ImageDescriptor{N: im.n, C: im.c, H: im.h, W: im.w, Label: im.label}
+	return ImageDescriptor{N: im.n, C: im.c, H: im.h, W: im.w, Format: im.format, Label: im.label}
 }
+
+// Format returns the type of the image's values.
+func (im *Image) Format() Format { return im.format }
+
+// esize returns the bytes of one value.
+func (im *Image) esize() uint64 { return uint64(im.format.Size()) }
 
 // N, C, H and W return the image's dimensions.
 func (im *Image) N() int { return im.n }
@@ -132,8 +205,11 @@ func (im *Image) Device() *vk.Device { return im.dev }
 // Label returns the image's label.
 func (im *Image) Label() string { return im.label }
 
-// String describes the image for messages.
+// String describes the image for messages (its format when not float32).
 func (im *Image) String() string {
+	if im.format != Float32 {
+		return fmt.Sprintf("%q (%dx%dx%dx%d %v)", im.label, im.n, im.c, im.h, im.w, im.format)
+	}
 	return fmt.Sprintf("%q (%dx%dx%dx%d)", im.label, im.n, im.c, im.h, im.w)
 }
 
@@ -143,7 +219,7 @@ func (im *Image) ChannelView(offset, count int) (*Image, error) {
 	if err := im.usable(); err != nil {
 		return nil, err
 	}
-	if offset < 0 || count < 1 || offset+count > im.c {
+	if offset < 0 || count < 1 || count > im.c || offset > im.c-count { // no overflow
 		return nil, fmt.Errorf("%w: channel view [%d, %d) of %s with %d channels", ErrChannelRange, offset, offset+count, im, im.c)
 	}
 	root := im.root
@@ -151,7 +227,7 @@ func (im *Image) ChannelView(offset, count int) (*Image, error) {
 		root = im
 	}
 	v := &Image{dev: im.dev, buf: im.buf, base: im.base + uint64(offset*im.h*im.w), n: im.n, c: count,
-		h: im.h, w: im.w, cTotal: im.cTotal, root: root,
+		h: im.h, w: im.w, cTotal: im.cTotal, format: im.format, root: root,
 		label: fmt.Sprintf("%s[c %d:%d]", im.label, offset, offset+count)}
 	return v, nil
 }
@@ -174,6 +250,9 @@ func (im *Image) usable() error {
 	if im == nil {
 		return fmt.Errorf("%w: nil image", ErrInvalidImage)
 	}
+	if im.buf == nil {
+		return fmt.Errorf("%w: image %s was not made by NewImage or NewImageOn", ErrInvalidImage, im)
+	}
 	if im.closed.Load() || (im.root != nil && im.root.closed.Load()) {
 		return fmt.Errorf("%w: image %s", ErrClosed, im)
 	}
@@ -183,16 +262,17 @@ func (im *Image) usable() error {
 // contiguous reports whether the view's values are one run of storage.
 func (im *Image) contiguous() bool { return im.cTotal == im.c || im.n == 1 }
 
-// batchBytes returns the byte offset of batch image n's first value and
-// the length of its run.
+// batchRun returns the byte offset of batch image n's first value and
+// the byte length of its run.
 func (im *Image) batchRun(n int) (off, size uint64) {
 	plane := uint64(im.h * im.w)
-	return (im.base + uint64(n*im.cTotal)*plane) * 4, uint64(im.c) * plane * 4
+	return (im.base + uint64(n*im.cTotal)*plane) * im.esize(), uint64(im.c) * plane * im.esize()
 }
 
 // Write uploads data, N*C*H*W values in NCHW order, into the image (only
-// the view's channels, for a view). It waits for submitted work that uses
-// the image's storage first.
+// the view's channels, for a view); a float16 image gets them rounded to
+// half (Float16Bits). It waits for submitted work that uses the image's
+// storage first.
 func (im *Image) Write(ctx context.Context, data []float32) error {
 	if err := im.usable(); err != nil {
 		return err
@@ -200,9 +280,35 @@ func (im *Image) Write(ctx context.Context, data []float32) error {
 	if len(data) != im.Len() {
 		return fmt.Errorf("%w: writing %d values into %s, which holds %d", ErrShape, len(data), im, im.Len())
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 4*len(data))
+	if im.format == Float16 {
+		h := make([]uint16, len(data))
+		for i, v := range data {
+			h[i] = Float16Bits(v)
+		}
+		return im.writeBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(h))), 2*len(h)))
+	}
+	return im.writeBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 4*len(data)))
+}
+
+// WriteFloat16 uploads the bits of N*C*H*W half values in NCHW order into a
+// float16 image, as Write does values.
+func (im *Image) WriteFloat16(ctx context.Context, data []uint16) error {
+	if err := im.usable(); err != nil {
+		return err
+	}
+	if im.format != Float16 {
+		return fmt.Errorf("%w: WriteFloat16 into %s, a %v image", ErrFormat, im, im.format)
+	}
+	if len(data) != im.Len() {
+		return fmt.Errorf("%w: writing %d values into %s, which holds %d", ErrShape, len(data), im, im.Len())
+	}
+	return im.writeBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), 2*len(data)))
+}
+
+// writeBytes uploads b, the image's values in its format, NCHW.
+func (im *Image) writeBytes(ctx context.Context, b []byte) error {
 	if im.contiguous() {
-		return im.buf.Write(ctx, im.base*4, b)
+		return im.buf.Write(ctx, im.base*im.esize(), b)
 	}
 	for n := 0; n < im.n; n++ {
 		off, size := im.batchRun(n)
@@ -223,7 +329,8 @@ func (im *Image) Read(ctx context.Context) ([]float32, error) {
 	return out, nil
 }
 
-// ReadInto is Read into dst, which must hold N*C*H*W values.
+// ReadInto is Read into dst, which must hold N*C*H*W values. A float16
+// image's values are converted exactly (Float16FromBits).
 func (im *Image) ReadInto(ctx context.Context, dst []float32) error {
 	if err := im.usable(); err != nil {
 		return err
@@ -231,9 +338,47 @@ func (im *Image) ReadInto(ctx context.Context, dst []float32) error {
 	if len(dst) != im.Len() {
 		return fmt.Errorf("%w: reading %s (%d values) into %d values", ErrShape, im, im.Len(), len(dst))
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst))
+	if im.format == Float16 {
+		h := make([]uint16, len(dst))
+		if err := im.readBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(h))), 2*len(h))); err != nil {
+			return err
+		}
+		for i, v := range h {
+			dst[i] = Float16FromBits(v)
+		}
+		return nil
+	}
+	return im.readBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst)))
+}
+
+// ReadFloat16 downloads a float16 image's values as half bits, NCHW, as
+// Read does values.
+func (im *Image) ReadFloat16(ctx context.Context) ([]uint16, error) {
+	out := make([]uint16, im.Len())
+	if err := im.ReadFloat16Into(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadFloat16Into is ReadFloat16 into dst, which must hold N*C*H*W values.
+func (im *Image) ReadFloat16Into(ctx context.Context, dst []uint16) error {
+	if err := im.usable(); err != nil {
+		return err
+	}
+	if im.format != Float16 {
+		return fmt.Errorf("%w: ReadFloat16 from %s, a %v image", ErrFormat, im, im.format)
+	}
+	if len(dst) != im.Len() {
+		return fmt.Errorf("%w: reading %s (%d values) into %d values", ErrShape, im, im.Len(), len(dst))
+	}
+	return im.readBytes(ctx, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 2*len(dst)))
+}
+
+// readBytes downloads the image's values in its format into b, NCHW.
+func (im *Image) readBytes(ctx context.Context, b []byte) error {
 	if im.contiguous() {
-		return im.buf.Read(ctx, im.base*4, b)
+		return im.buf.Read(ctx, im.base*im.esize(), b)
 	}
 	for n := 0; n < im.n; n++ {
 		off, size := im.batchRun(n)
@@ -244,13 +389,13 @@ func (im *Image) ReadInto(ctx context.Context, dst []float32) error {
 	return nil
 }
 
-// overlaps reports whether a and b share any value of storage.
+// overlaps reports whether a and b share any byte of storage.
 func overlaps(a, b *Image) bool {
 	if a.buf != b.buf {
 		return false
 	}
 	hw := uint64(a.h * a.w)
-	if a.h == b.h && a.w == b.w && a.cTotal == b.cTotal && a.base%hw == b.base%hw {
+	if a.format == b.format && a.h == b.h && a.w == b.w && a.cTotal == b.cTotal && a.base%hw == b.base%hw {
 		// Same layout: compare batch and channel ranges.
 		pa, pb := a.base/hw, b.base/hw
 		ct := uint64(a.cTotal)
@@ -260,7 +405,9 @@ func overlaps(a, b *Image) bool {
 		chans := ca < cb+uint64(b.c) && cb < ca+uint64(a.c)
 		return batches && chans
 	}
-	endA := a.base + uint64(((a.n-1)*a.cTotal+a.c)*a.h*a.w)
-	endB := b.base + uint64(((b.n-1)*b.cTotal+b.c)*b.h*b.w)
-	return a.base < endB && b.base < endA
+	// Byte extents (images of two formats share no element index).
+	startA, startB := a.base*a.esize(), b.base*b.esize()
+	endA := startA + uint64(((a.n-1)*a.cTotal+a.c)*a.h*a.w)*a.esize()
+	endB := startB + uint64(((b.n-1)*b.cTotal+b.c)*b.h*b.w)*b.esize()
+	return startA < endB && startB < endA
 }

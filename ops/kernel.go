@@ -98,6 +98,9 @@ type job struct {
 
 // checkImage validates an image argument of kernel k.
 func (k *Kernel) checkImage(role string, im *Image) error {
+	if k.dev == nil {
+		return fmt.Errorf("%w: %s: kernel not made by its constructor (no device)", ErrDevice, k.Label)
+	}
 	if im == nil {
 		return fmt.Errorf("%w: %s: nil %s image", ErrInvalidImage, k.Label, role)
 	}
@@ -110,9 +113,19 @@ func (k *Kernel) checkImage(role string, im *Image) error {
 	return nil
 }
 
+// sameFormat reports ErrFormat, naming both images, when a and b differ in
+// format: every image of one encode has the same.
+func (k *Kernel) sameFormat(roleA string, a *Image, roleB string, b *Image) error {
+	if a.format != b.format {
+		return fmt.Errorf("%w: %s: %s image %s is %v but %s image %s is %v; the images of one encode share a format",
+			ErrFormat, k.Label, roleA, a, a.format, roleB, b, b.format)
+	}
+	return nil
+}
+
 // resolve checks src and dst against the kernel's properties and returns
 // what the encode must compute. Checks run in a fixed order: images, device,
-// aliasing, channels, batch, clip.
+// format, aliasing, channels, batch, clip.
 func (k *Kernel) resolve(src, dst *Image) (job, error) {
 	return k.resolveRoles(src, dst, "source", "destination")
 }
@@ -125,6 +138,9 @@ func (k *Kernel) resolveRoles(src, dst *Image, srcRole, dstRole string) (job, er
 		return j, err
 	}
 	if err := k.checkImage(dstRole, dst); err != nil {
+		return j, err
+	}
+	if err := k.sameFormat(srcRole, src, dstRole, dst); err != nil {
 		return j, err
 	}
 	if overlaps(src, dst) {
@@ -161,7 +177,7 @@ func (k *Kernel) resolveRoles(src, dst *Image, srcRole, dstRole string) (job, er
 	if cr.Depth > 0 && cr.Depth < j.batches {
 		j.batches = cr.Depth
 	}
-	if k.Offset.Z < 0 || k.Offset.Z+j.batches > src.n {
+	if k.Offset.Z < 0 || k.Offset.Z > src.n-j.batches { // no overflow
 		return j, fmt.Errorf("%w: %s: %d batch images from %s image %d, but %s %s has %d", ErrShape, k.Label, j.batches, srcRole, k.Offset.Z, srcRole, src, src.n)
 	}
 	j.srcN0, j.dstN0 = k.Offset.Z, cr.Z
@@ -176,6 +192,10 @@ func (k *Kernel) resolveRoles(src, dst *Image, srcRole, dstRole string) (job, er
 	}
 	if cr.Height > 0 && cr.Height < j.clipH {
 		j.clipH = cr.Height
+	}
+	// The shaders place windows in 32-bit arithmetic.
+	if lim := 1 << 30; k.Offset.X < -lim || k.Offset.X > lim || k.Offset.Y < -lim || k.Offset.Y > lim {
+		return j, fmt.Errorf("%w: %s: offset (%d, %d) outside ±2^30", ErrGeometry, k.Label, k.Offset.X, k.Offset.Y)
 	}
 	j.offX, j.offY = k.Offset.X, k.Offset.Y
 	j.src, j.dst = src, dst

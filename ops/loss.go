@@ -83,6 +83,9 @@ func NewLoss(dev *vk.Device, d LossDescriptor) (*Loss, error) {
 	if d.Reduction < ReductionNone || d.Reduction > ReductionMean {
 		return nil, fmt.Errorf("%w: Loss: unknown reduction %d", ErrGeometry, int(d.Reduction))
 	}
+	if err := finite("Loss", "weight", d.Weight); err != nil {
+		return nil, err
+	}
 	e, err := newElementwise(dev, "Loss("+d.Type.String()+", "+d.Reduction.String()+")")
 	if err != nil {
 		return nil, err
@@ -148,6 +151,9 @@ func (l *Loss) items(im *Image, batches int) int {
 // checkInputs validates prediction and labels (contiguous, one shape).
 func (l *Loss) checkInputs(pred, labels *Image, out *Image, role string) error {
 	if err := checkImages(l.dev, l.label, []string{"prediction", "labels", role}, pred, labels, out); err != nil {
+		return err
+	}
+	if err := onlyFloat32(l.label, []string{"prediction", "labels", role}, pred, labels, out); err != nil {
 		return err
 	}
 	if err := sameShape(l.label, pred, labels); err != nil {

@@ -1,9 +1,22 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
 )
+
+// build returns sh, or its "f16" variant for float16 images.
+func build(sh *spirv.Shader, f16 bool) (*spirv.Shader, error) {
+	if !f16 {
+		return sh, nil
+	}
+	if v := sh.Variant("f16"); v != nil {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w: shader %s has no float16 build", ErrFormat, sh.Name)
+}
 
 // pipeline returns dev's pipeline of sh with specialization constants set
 // by name. Names the shader does not declare are skipped (the compiler

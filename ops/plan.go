@@ -19,10 +19,11 @@ import (
 const maxSpans = 4
 
 // span is the planes of one buffer a part covers: batch images
-// [n0, n0+batches) and channels [c0, c0+channels) of each. Elements are 4
-// bytes (float32 values or packed uint32 words).
+// [n0, n0+batches) and channels [c0, c0+channels) of each. Elements are
+// esize bytes: 4 (float32 values or packed uint32 words) or 2 (float16).
 type span struct {
 	buf    *vk.Buffer
+	esize  uint64 // bytes per element
 	base   uint64 // element index of plane (batch 0, channel 0)
 	plane  uint64 // elements per plane
 	cTotal int    // planes per batch image
@@ -35,7 +36,7 @@ type span struct {
 
 // imageSpan is the span of im from batch n0, channel c0.
 func imageSpan(im *Image, n0, c0 int) span {
-	return span{buf: im.buf, base: im.base, plane: uint64(im.h * im.w), cTotal: im.cTotal,
+	return span{buf: im.buf, esize: im.esize(), base: im.base, plane: uint64(im.h * im.w), cTotal: im.cTotal,
 		n0: n0, c0: c0, what: im, h: im.h, w: im.w}
 }
 
@@ -51,17 +52,17 @@ type part struct {
 
 // bytes returns the byte length of batches × channels planes of s.
 func (s span) bytes(batches, channels int) uint64 {
-	return (uint64(batches-1)*uint64(s.cTotal) + uint64(channels)) * s.plane * 4
+	return (uint64(batches-1)*uint64(s.cTotal) + uint64(channels)) * s.plane * s.esize
 }
 
 // bind returns the aligned range holding the planes starting at batch n,
 // channel c of s, and the element index of that first plane within it.
 func (s span) bind(align uint64, n, c, batches, channels int) (vk.BufferRange, uint32) {
 	first := s.base + (uint64(s.n0+n)*uint64(s.cTotal)+uint64(s.c0+c))*s.plane
-	byteOff := first * 4
+	byteOff := first * s.esize
 	start := byteOff - byteOff%align
 	size := byteOff + s.bytes(batches, channels) - start
-	return s.buf.Range(start, size), uint32((byteOff - start) / 4)
+	return s.buf.Range(start, size), uint32((byteOff - start) / s.esize)
 }
 
 // largest returns the largest count in [0, max] with fits(count) true,
@@ -90,7 +91,11 @@ func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p 
 	if align < 4 {
 		align = 4
 	}
-	room := lim.MaxStorageBufferRange - (align - 4) // the alignment slack of one range
+	minSize := uint64(4)
+	for _, s := range spans {
+		minSize = min(minSize, s.esize)
+	}
+	room := lim.MaxStorageBufferRange - (align - minSize) // the alignment slack of one range
 	maxZ := int(lim.MaxComputeWorkGroupCount[2])
 	fits := func(nb, nc int) bool {
 		for _, s := range spans {
@@ -129,7 +134,7 @@ func forEachPart(lim *vk.Limits, spans []span, batches, channels int, fn func(p 
 			}
 		}
 		return fmt.Errorf("%w: one %dx%d plane of %s (%d bytes) exceeds the device's max storage buffer range (%d bytes)",
-			ErrDeviceLimit, big.h, big.w, big.what, big.plane*4, lim.MaxStorageBufferRange)
+			ErrDeviceLimit, big.h, big.w, big.what, big.plane*big.esize, lim.MaxStorageBufferRange)
 	}
 	for n := 0; n < batches; n++ {
 		for c := 0; c < channels; c += nc {

@@ -251,7 +251,7 @@ func (p *pooling) encodeNew(cb *vk.CommandBuffer, src *Image, zeroPad padding.Pa
 	if apply != nil {
 		apply(r)
 	}
-	dst, err := p.allocate(ImageDescriptor{N: r.Dest.N, C: r.Dest.C, H: r.Dest.H, W: r.Dest.W, Label: p.Label + " destination"})
+	dst, err := p.allocate(ImageDescriptor{N: r.Dest.N, C: r.Dest.C, H: r.Dest.H, W: r.Dest.W, Format: src.format, Label: p.Label + " destination"})
 	if err != nil {
 		return nil, nil, err
 	}

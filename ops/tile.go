@@ -9,6 +9,10 @@ import (
 
 // Shader variants and work grids.
 //
+// Every shader below has an "f16" build (spirv's Variant) for float16
+// images: the same code with 16-bit loads and stores (glsl/elem.glsl),
+// chosen by the images' format; VEC2 then loads f16vec2 pairs (4 bytes).
+//
 // The forward shaders (and the gradients' first passes, which have their
 // shape) come in two families:
 //
@@ -147,6 +151,7 @@ type passKey struct {
 	edge EdgeMode
 	vec2 bool
 	par  int8
+	f16  bool // float16 images: the shader's "f16" variant
 }
 
 // passes caches the forward-shaped pipelines of one kernel geometry.
@@ -186,7 +191,7 @@ func (ps *passes) shader(pass passKind) *spirv.Shader {
 // clip pixel 0) starts at column firstCol: VEC2 when the stride is 2, the
 // dilation 1 and the source's rows and planes start on even elements.
 func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, firstCol int) passKey {
-	k := passKey{pass: pass, edge: edge}
+	k := passKey{pass: pass, edge: edge, f16: src.format == Float16}
 	if !tiled(ps.geom) && ps.geom.StrideX == 2 && ps.geom.DilationX == 1 && src.w%2 == 0 && src.base%2 == 0 {
 		k.vec2, k.par = true, int8(firstCol&1)
 	}
@@ -220,7 +225,11 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 			spec["WRITE_VALUES"] = 0
 		}
 	}
-	pl, err := pipeline(ps.dev, ps.shader(k.pass), spec)
+	sh, err := build(ps.shader(k.pass), k.f16)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := pipeline(ps.dev, sh, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -20,13 +20,19 @@ func init() {
 	register(&command{
 		name:    "bench",
 		summary: "time every kernel forward and backward, and the device's copy bandwidth",
-		usage: `[--small] [--shapes LIST] [--ops LIST] [--iters N] [--argmax=false]
+		usage: `[--small] [--shapes LIST] [--ops LIST] [--dtype LIST] [--iters N] [--argmax=false]
              [--json FILE|-] [--plot FILE.png] [--plot-metric gbps|us] [--device D]
 
 Times vkmps's pooling kernels (max, avg, l2, dilated-max) forward and backward
 with GPU timestamps on standard NCHW float32 shapes, and measures the device's
 copy bandwidth with vkmps's own copy shader in the same run: the ceiling of
 these memory-bound kernels.
+
+--dtype float16 times the same kernels on float16 images (half storage,
+float32 arithmetic; the device needs 16-bit storage), as
+torch_pool_baseline.py --dtype float16 does; --dtype float32,float16 runs
+both, and the table ends with the float16 speed-up over float32 (float32
+time / float16 time) per kernel. Rows of float16 say "f16" after the op.
 
 Shapes (issue 9; N,C,H,W kernel stride pad), as ../shared/bench/torch_pool_baseline.py:
   32,64,112,112 k3 s2 p1    64,256,56,56 k2 s2 p0    8,512,28,28 k3 s1 p1
@@ -51,8 +57,9 @@ them instead of the input.
 
 Traffic (GB/s = bytes / median time): forward = input + output; backward =
 input + output gradient + input gradient (argmax rows: the argmax indices
-instead of the input; their forward also writes them); %copy = GB/s / the
-copy bandwidth (bytes read + written by the copy shader / its time).
+instead of the input; their forward also writes them), at 4 bytes a value,
+2 for float16; %copy = GB/s / the copy bandwidth (bytes read + written by
+the copy shader / its time).
 
 Output: a table on stdout (device, driver, date first); --json writes one JSON
 object per line (a header, a row per kernel, the copy bandwidth last; "-" is
@@ -64,7 +71,8 @@ examples:
   vkmps bench
   vkmps bench --json h100.jsonl --plot h100.png
   vkmps bench --small --iters 5
-  vkmps bench --shapes "16,64,56,56,3,2,1" --ops max,avg`,
+  vkmps bench --shapes "16,64,56,56,3,2,1" --ops max,avg
+  vkmps bench --dtype float32,float16 --json both.jsonl`,
 		run: runBench,
 	})
 }
@@ -157,19 +165,52 @@ func parseBenchOps(s string) ([]string, error) {
 	return out, nil
 }
 
-// benchCase is one row: an op on a shape, optionally with argmax.
+// parseBenchDtypes parses --dtype, a comma-separated subset of float32
+// and float16, in that order.
+func parseBenchDtypes(s string) ([]ops.Format, error) {
+	want := map[ops.Format]bool{}
+	for _, f := range strings.Split(s, ",") {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "":
+		case "float32", "fp32", "f32":
+			want[ops.Float32] = true
+		case "float16", "fp16", "f16", "half":
+			want[ops.Float16] = true
+		default:
+			return nil, fmt.Errorf("--dtype: unknown type %q: want float32, float16 or both", f)
+		}
+	}
+	var out []ops.Format
+	for _, f := range []ops.Format{ops.Float32, ops.Float16} {
+		if want[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--dtype: no type in %q", s)
+	}
+	return out, nil
+}
+
+// benchCase is one row: an op on a shape and image format, optionally
+// with argmax.
 type benchCase struct {
 	shape  benchShape
 	op     string
 	argmax bool
+	dtype  ops.Format
 }
 
 // label is the row's op as the table and chart show it.
 func (c benchCase) label() string {
+	l := c.op
 	if c.argmax {
-		return c.op + "+argmax"
+		l += "+argmax"
 	}
-	return c.op
+	if c.dtype == ops.Float16 {
+		l += " f16"
+	}
+	return l
 }
 
 // setup returns the kernel kind, geometry and padding of the case, as
@@ -194,6 +235,7 @@ func (c benchCase) setup() (ops.PoolingKind, ops.Geometry, padding.Pads, padding
 type benchConfig struct {
 	shapes     []benchShape
 	ops        []string
+	dtypes     []ops.Format
 	argmax     bool
 	iters      int
 	minTime    time.Duration
@@ -211,6 +253,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	small := fs.Bool("small", false, "a quick set of small shapes, 5 iterations, 4 MiB copies (tests, CI, lavapipe)")
 	shapes := fs.String("shapes", "", "shapes to run instead of the standard ones: `N,C,H,W,K,S,P[,D];...`")
 	opsFlag := fs.String("ops", strings.Join(benchOps, ","), "ops to run, comma-separated")
+	dtype := fs.String("dtype", "float32", "image formats to run, comma-separated: float32, float16")
 	argmax := fs.Bool("argmax", true, "add max and dilated-max rows that record and use the argmax state")
 	iters := fs.Int("iters", 20, "timed runs per measurement (median and min reported)")
 	minTime := fs.Duration("min-time", time.Millisecond, "GPU time each timed command buffer should reach")
@@ -244,6 +287,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if cfg.ops, err = parseBenchOps(*opsFlag); err != nil {
+		return usageError(c, err)
+	}
+	if cfg.dtypes, err = parseBenchDtypes(*dtype); err != nil {
 		return usageError(c, err)
 	}
 	switch {
@@ -291,13 +337,20 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 	if !info.Limits.TimestampsSupported {
 		return fmt.Errorf("%s: %w: its compute queue has no timestamps", info.Name, vk.ErrUnsupported)
 	}
+	for _, f := range cfg.dtypes {
+		if f == ops.Float16 && !info.Limits.Float16Storage {
+			return fmt.Errorf("%s: %w: --dtype float16 needs 16-bit storage buffer access, which it lacks", info.Name, vk.ErrUnsupported)
+		}
+	}
 	head := newBenchHeader(info, cfg)
 	var cases []benchCase
 	for _, s := range cfg.shapes {
-		for _, op := range cfg.ops {
-			cases = append(cases, benchCase{shape: s, op: op})
-			if cfg.argmax && (op == "max" || op == "dilated-max") {
-				cases = append(cases, benchCase{shape: s, op: op, argmax: true})
+		for _, dt := range cfg.dtypes {
+			for _, op := range cfg.ops {
+				cases = append(cases, benchCase{shape: s, op: op, dtype: dt})
+				if cfg.argmax && (op == "max" || op == "dilated-max") {
+					cases = append(cases, benchCase{shape: s, op: op, argmax: true, dtype: dt})
+				}
 			}
 		}
 	}
@@ -313,9 +366,9 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 	}
 	var rows []benchRow
 	for i := 0; i < len(cases); {
-		s := cases[i].shape
+		s, dt := cases[i].shape, cases[i].dtype
 		j := i
-		for j < len(cases) && cases[j].shape == s {
+		for j < len(cases) && cases[j].shape == s && cases[j].dtype == dt {
 			j++
 		}
 		got, err := r.shape(cases[i:j], cp)

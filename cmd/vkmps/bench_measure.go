@@ -198,10 +198,11 @@ type benchRow struct {
 	Skipped string
 }
 
-// shape runs the cases of one shape, which share the input image.
+// shape runs the cases of one shape and format, which share the input
+// image.
 func (b *benchRunner) shape(cases []benchCase, cp benchCopy) ([]benchRow, error) {
 	s := cases[0].shape
-	src, err := ops.NewImage(b.dev, ops.ImageDescriptor{N: s.N, C: s.C, H: s.H, W: s.W, Label: "bench input " + s.String()})
+	src, err := ops.NewImage(b.dev, ops.ImageDescriptor{N: s.N, C: s.C, H: s.H, W: s.W, Format: cases[0].dtype, Label: "bench input " + s.String()})
 	if err != nil {
 		return nil, fmt.Errorf("shape %s: %w", s, err)
 	}
@@ -273,7 +274,7 @@ func (b *benchRunner) kernel(c benchCase, src *ops.Image) (row benchRow, err err
 		return benchSkip(row, b, err)
 	}
 	row.Out = dst.Descriptor()
-	if dy, err = ops.NewImage(b.dev, ops.ImageDescriptor{N: row.Out.N, C: row.Out.C, H: row.Out.H, W: row.Out.W, Label: "bench output gradient"}); err != nil {
+	if dy, err = ops.NewImage(b.dev, ops.ImageDescriptor{N: row.Out.N, C: row.Out.C, H: row.Out.H, W: row.Out.W, Format: c.dtype, Label: "bench output gradient"}); err != nil {
 		return row, err
 	}
 	if err := dy.Write(b.ctx, b.random(dy.Len())); err != nil {
@@ -310,7 +311,8 @@ func (b *benchRunner) kernel(c benchCase, src *ops.Image) (row benchRow, err err
 		return row, err
 	}
 
-	in, out := uint64(src.Len())*4, uint64(dy.Len())*4
+	es := uint64(c.dtype.Size())
+	in, out := uint64(src.Len())*es, uint64(dy.Len())*es
 	row.FwdBytes, row.BwdBytes = in+out, 2*in+out
 	if c.argmax {
 		idx := uint64(dy.Len()) * uint64(state.ArgmaxBits()) / 8

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/tensorio"
+	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/vk"
 )
 
@@ -38,9 +40,16 @@ type benchHeader struct {
 }
 
 func newBenchHeader(info vk.Info, cfg benchConfig) benchHeader {
+	var dts []string
+	for _, f := range cfg.dtypes {
+		dts = append(dts, f.String())
+	}
+	if len(dts) == 0 {
+		dts = []string{"float32"}
+	}
 	return benchHeader{Tool: "bench", Device: info.Name, DeviceType: info.Type.String(), Vendor: info.Vendor,
 		Driver: info.DriverName, DriverVersion: info.DriverVersion, DriverInfo: info.DriverInfo,
-		Vulkan: info.APIVersion.String(), Date: time.Now().UTC().Format(time.RFC3339), DType: "float32", Layout: "nchw",
+		Vulkan: info.APIVersion.String(), Date: time.Now().UTC().Format(time.RFC3339), DType: strings.Join(dts, ","), Layout: "nchw",
 		Iters: cfg.iters, MinTimeUs: float64(cfg.minTime) / 1e3, MaxReps: cfg.maxReps}
 }
 
@@ -57,6 +66,7 @@ type benchRowJSON struct {
 	Dilation int    `json:"dilation"`
 	Argmax   bool   `json:"argmax"`
 	Pads     [4]int `json:"pads"`
+	DType    string `json:"dtype"`
 
 	Skipped string `json:"skipped,omitempty"`
 
@@ -73,6 +83,10 @@ type benchRowJSON struct {
 	BwdPctCopy *float64 `json:"bwd_pct_copy,omitempty"`
 	FwdReps    int      `json:"fwd_reps,omitempty"`
 	BwdReps    int      `json:"bwd_reps,omitempty"`
+	// Float16 rows of a run that also timed float32: float32 time /
+	// float16 time of the same kernel (the throughput ratio).
+	FwdXFloat32 *float64 `json:"fwd_speedup_vs_float32,omitempty"`
+	BwdXFloat32 *float64 `json:"bwd_speedup_vs_float32,omitempty"`
 }
 
 // benchCopyJSON is the last JSON line, as the PyTorch script's.
@@ -103,10 +117,35 @@ func pct(v, of float64) float64 {
 	return roundTo(100*v/of, 1)
 }
 
-func (r benchRow) toJSON(cp benchCopy) benchRowJSON {
+// float32Twin returns the float32 row of r's shape, op and argmax setting,
+// when r is a float16 row and that row ran.
+func float32Twin(rows []benchRow, r benchRow) (benchRow, bool) {
+	if r.dtype != ops.Float16 || r.Skipped != "" {
+		return benchRow{}, false
+	}
+	for _, o := range rows {
+		if o.dtype == ops.Float32 && o.shape == r.shape && o.op == r.op && o.argmax == r.argmax && o.Skipped == "" {
+			return o, true
+		}
+	}
+	return benchRow{}, false
+}
+
+// speedup is a / b, rounded, or 0 when b is 0.
+func speedup(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return roundTo(float64(a)/float64(b), 2)
+}
+
+func (r benchRow) toJSON(cp benchCopy, rows []benchRow) benchRowJSON {
 	s := r.shape
 	j := benchRowJSON{Op: r.op, Layout: "nchw", Shape: [4]int{s.N, s.C, s.H, s.W}, Kernel: s.K, Stride: s.S, Pad: s.P,
-		Dilation: r.Dilation, Argmax: r.argmax, Pads: r.Pads, Skipped: r.Skipped}
+		Dilation: r.Dilation, Argmax: r.argmax, Pads: r.Pads, DType: r.dtype.String(), Skipped: r.Skipped}
+	if t, ok := float32Twin(rows, r); ok {
+		j.FwdXFloat32, j.BwdXFloat32 = ptr(speedup(t.Fwd.Median, r.Fwd.Median)), ptr(speedup(t.Bwd.Median, r.Bwd.Median))
+	}
 	if r.Skipped != "" {
 		return j
 	}
@@ -136,7 +175,7 @@ func benchWriteJSON(stdout io.Writer, path string, h benchHeader, rows []benchRo
 		return err
 	}
 	for _, r := range rows {
-		if err := enc.Encode(r.toJSON(cp)); err != nil {
+		if err := enc.Encode(r.toJSON(cp, rows)); err != nil {
 			return err
 		}
 	}
@@ -185,6 +224,25 @@ func benchTable(w io.Writer, h benchHeader, rows []benchRow, cp benchCopy) {
 			us(r.Bwd.Median), us(r.Bwd.Min), r.BwdGBps, pct(r.BwdGBps, cp.GBps))
 	}
 	tw.Flush()
+	// float16 against float32, when the run timed both.
+	first := true
+	for _, r := range rows {
+		t, ok := float32Twin(rows, r)
+		if !ok {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\nfloat16 speed-up over float32 (float32 time / float16 time, median):\n")
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(tw, "%-*s\t%-*s\tfwd\tbwd\t\n", sw, "shape", ow, "op")
+			first = false
+		}
+		fmt.Fprintf(tw, "%-*s\t%-*s\t%.2fx\t%.2fx\t\n", sw, r.shape, ow, t.label(),
+			speedup(t.Fwd.Median, r.Fwd.Median), speedup(t.Bwd.Median, r.Bwd.Median))
+	}
+	if !first {
+		tw.Flush()
+	}
 }
 
 // benchPlot draws a grouped bar chart, forward and backward per case, of

@@ -102,6 +102,38 @@ func TestBenchShapesAndSkips(t *testing.T) {
 	assert.NotContains(t, js[2], "fwd_us")
 }
 
+// --dtype float32,float16: the same kernels on half images, traffic at 2
+// bytes a value, and the float16 rows' speed-up over their float32 twins.
+func TestBenchFloat16(t *testing.T) {
+	requireVulkan(t)
+	r := mustSucceed(t, "bench", "--shapes", "1,4,8,8,3,2,1;1,2,6,6,2,2,0", "--ops", "max,l2", "--dtype", "float32,float16",
+		"--iters", "1", "--copy-mib", "1", "--json", "-")
+	js := benchJSONLines(t, r.stdout)
+	require.Len(t, js, 1+2*2*3+1) // header, 2 shapes x 2 types x (max, max+argmax, l2), copy
+	assert.Equal(t, "float32,float16", js[0]["dtype"])
+	rows := js[1 : len(js)-1]
+	for i, row := range rows {
+		dt := row["dtype"].(string)
+		require.Contains(t, []string{"float32", "float16"}, dt)
+		if dt == "float32" {
+			assert.NotContains(t, row, "fwd_speedup_vs_float32")
+			continue
+		}
+		twin := rows[i-3] // float32 rows of a shape come first, in the same op order
+		require.Equal(t, "float32", twin["dtype"])
+		require.Equal(t, twin["op"], row["op"])
+		require.Equal(t, twin["argmax"], row["argmax"])
+		assert.Greater(t, row["fwd_speedup_vs_float32"], 0.0)
+		assert.Greater(t, row["bwd_speedup_vs_float32"], 0.0)
+		if row["argmax"] == false {
+			assert.Equal(t, twin["fwd_bytes"].(float64)/2, row["fwd_bytes"], "half the bytes")
+		}
+	}
+	r = mustSucceed(t, "bench", "--shapes", "1,4,8,8,3,2,1", "--ops", "avg", "--dtype", "float32,float16", "--iters", "1", "--copy-mib", "1")
+	assert.Contains(t, r.stdout, "avg f16")
+	assert.Contains(t, r.stdout, "float16 speed-up over float32")
+}
+
 func TestBenchErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -113,6 +145,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"--shapes", "1,2,3,4,5,6,x"}, `"x" is not a number`},
 		{[]string{"--shapes", "1,2,3,4,0,1,0"}, "out of range"},
 		{[]string{"--ops", "max,mux"}, `unknown op "mux"`},
+		{[]string{"--dtype", "float32,int8"}, `unknown type "int8"`},
+		{[]string{"--dtype", ","}, "--dtype: no type"},
 		{[]string{"--plot", filepath.Join(dir, "x.jpg")}, "want a .png file"},
 		{[]string{"--json", filepath.Join(dir, "missing", "b.jsonl")}, "b.jsonl"},
 		{[]string{"--plot-metric", "fps"}, "--plot-metric"},

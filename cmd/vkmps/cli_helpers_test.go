@@ -38,10 +38,23 @@ type cliResult struct {
 }
 
 // runVkmps runs the command line args in-process.
+// Whatever closeCmdDevice found wrong on the way (objects left open,
+// validation messages) fails t, even where the command had already failed
+// for another reason.
 func runVkmps(t testing.TB, args ...string) cliResult {
 	t.Helper()
+	deviceProblems.Lock()
+	deviceProblems.on = true
+	first := len(deviceProblems.errs)
+	deviceProblems.Unlock()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb)
+	deviceProblems.Lock()
+	problems := append([]error(nil), deviceProblems.errs[first:]...)
+	deviceProblems.Unlock()
+	for _, err := range problems {
+		t.Errorf("vkmps %s: closing the device: %v", strings.Join(args, " "), err)
+	}
 	return cliResult{code, out.String(), errb.String()}
 }
 

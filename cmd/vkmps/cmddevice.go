@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vkmps/vkmps/vk"
@@ -20,10 +21,11 @@ func openCmdDevice(sel string) (*vk.Device, error) {
 // closeCmdDevice closes dev. With the validation layer on, as the tests
 // run commands, it also reports objects left open and every validation
 // message as an error, so a command that leaks or misuses Vulkan fails.
-func closeCmdDevice(dev *vk.Device) error {
+func closeCmdDevice(dev *vk.Device) (err error) {
 	if dev == nil || dev.Closed() {
 		return nil
 	}
+	defer func() { noteDeviceProblem(err) }()
 	var errs []error
 	if dev.ValidationEnabled() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -44,4 +46,25 @@ func closeCmdDevice(dev *vk.Device) error {
 		errs = append(errs, fmt.Errorf("%w: %s", vk.ErrValidation, strings.Join(texts, "; ")))
 	}
 	return errors.Join(errs...)
+}
+
+// deviceProblems collects what closeCmdDevice found wrong (objects left
+// open, validation messages) once on is set (the tests' runVkmps sets it):
+// the tests fail on them even when the command had failed for another
+// reason first and its caller kept that first error.
+var deviceProblems struct {
+	sync.Mutex
+	on   bool
+	errs []error
+}
+
+func noteDeviceProblem(err error) {
+	if err == nil {
+		return
+	}
+	deviceProblems.Lock()
+	if deviceProblems.on {
+		deviceProblems.errs = append(deviceProblems.errs, err)
+	}
+	deviceProblems.Unlock()
 }

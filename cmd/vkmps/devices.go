@@ -94,6 +94,7 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 			{"device-local memory", bytesString(l.DeviceLocalBytes)},
 			{"unified memory", fmt.Sprint(l.UnifiedMemory)},
 			{"timestamps", ts},
+			{"float16 storage", fmt.Sprint(l.Float16Storage)},
 		}
 		for _, r := range rows {
 			fmt.Fprintf(tw, "    %s\t%s\n", r[0], r[1])

@@ -2,6 +2,7 @@ package ref
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkmps/vkmps/padding"
 )
@@ -52,7 +53,14 @@ func (t Tensor[T]) check(name string) error {
 	if t.N < 1 || t.C < 1 || t.H < 1 || t.W < 1 {
 		return fmt.Errorf("%w: %s is %v, every size must be >= 1", ErrShape, name, t.Shape())
 	}
-	if len(t.Data) != t.N*t.C*t.H*t.W {
+	n := t.N
+	for _, f := range []int{t.C, t.H, t.W} {
+		if n > math.MaxInt/f {
+			return fmt.Errorf("%w: %s is %v: too many elements", ErrShape, name, t.Shape())
+		}
+		n *= f
+	}
+	if len(t.Data) != n {
 		return fmt.Errorf("%w: %s is %v but has %d elements", ErrShape, name, t.Shape(), len(t.Data))
 	}
 	return nil

@@ -81,6 +81,9 @@ func Write(path string, t Tensor, kind Kind) error {
 // file gets path's old permissions, or 0644. A directory at path is an
 // error. Errors name path.
 func WriteFile(path string, write func(w io.Writer) error) (err error) {
+	if write == nil {
+		return &Error{Path: path, Err: ErrOutput, Msg: "nothing to write (nil function)"}
+	}
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {

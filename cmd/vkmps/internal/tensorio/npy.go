@@ -27,7 +27,12 @@ var (
 // ReadNPY reads one .npy array from r, which must hold exactly that array,
 // as described in the package documentation. Errors are *Error without a
 // path.
-func ReadNPY(r io.Reader) (Tensor, error) { return readNPY(r, -1) }
+func ReadNPY(r io.Reader) (Tensor, error) {
+	if r == nil {
+		return Tensor{}, newError(ErrNotNPY, "no data: nil reader")
+	}
+	return readNPY(r, -1)
+}
 
 // ReadNPYFile reads the .npy file at path; errors name path.
 func ReadNPYFile(path string) (Tensor, error) {
@@ -295,6 +300,9 @@ func decode(hdr, data []byte, item, n int) ([]float32, error) {
 func WriteNPY(w io.Writer, t Tensor) error {
 	if err := t.Validate(); err != nil {
 		return err
+	}
+	if w == nil {
+		return newError(ErrOutput, "nil writer")
 	}
 	// The library takes the shape from a Go array type: build
 	// [d0][d1]...float32 over t.Data without copying it.

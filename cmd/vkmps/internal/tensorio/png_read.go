@@ -28,6 +28,9 @@ var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 // with values in 0..1, one channel per stored sample (see the package
 // documentation). Errors are *Error without a path.
 func ReadPNG(r io.Reader) (Tensor, error) {
+	if r == nil {
+		return Tensor{}, newError(ErrPNG, "no data: nil reader")
+	}
 	data, err := io.ReadAll(io.LimitReader(r, maxPNGFile+1))
 	if err != nil {
 		return Tensor{}, newError(ErrPNG, "cannot read: %v", err)

@@ -19,6 +19,9 @@ func WritePNG(w io.Writer, t Tensor) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	if w == nil {
+		return newError(ErrOutput, "nil writer")
+	}
 	lo, hi := finiteRange(t.Data)
 	level := func(v float32) uint8 {
 		switch {
@@ -74,6 +77,9 @@ func WritePNG(w io.Writer, t Tensor) error {
 func WriteHeatmapPNG(w io.Writer, t Tensor) error {
 	if err := t.Validate(); err != nil {
 		return err
+	}
+	if w == nil {
+		return newError(ErrOutput, "nil writer")
 	}
 	lo, hi := finiteRange(t.Data)
 	s := math.Max(math.Abs(lo), math.Abs(hi))
