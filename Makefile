@@ -9,14 +9,23 @@ SHELL    := /bin/bash
 # Debian packages the tests and shader builds need.
 DEBS     := libvulkan1 mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools
 WIN_DEBS := gcc-mingw-w64-x86-64
+# What the viewer (vkmps view, build tag "view") needs: glfw's X11 headers
+# to build, Xvfb and xauth for its test. The rest of vkmps needs none.
+VIEW_DEBS := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl1-mesa-dev xvfb xauth
+# Where CI keeps test artifacts (the viewer's screenshots).
+ARTIFACTS ?= artifacts
 BIN      := bin
 
-.PHONY: help deps deps-windows shaders shaders-check test test-short demo build cross-windows lint
+.PHONY: help deps deps-windows shaders shaders-check test test-short check demo build cross-windows lint
 
 help:
 	@echo "targets:"
 	@echo "  demo           run the pooling demo on the default Vulkan device"
+	@echo "  view           build bin/vkmps with the viewer (tag view) and open it (needs a display)"
+	@echo "  view-test      the viewer's test under Xvfb: keys, screenshot, pixels vs the CPU reference"
+	@echo "  deps-view      install (or name) the X11 packages the viewer needs to build and test"
 	@echo "  test           install missing Debian packages, run all tests with validation"
+	@echo "  check          concurrency tests under -race (validation on) and the fuzz seed corpora; test runs it"
 	@echo "  deps           install (or name) the Debian packages vkmps needs"
 	@echo "  shaders        compile glsl/*.comp to spirv/*.spv and regenerate spirv/shaders_gen.go"
 	@echo "  shaders-check  fail when a committed .spv differs from its source"
@@ -62,8 +71,17 @@ shaders-check: deps
 
 # Every test, with the validation layer (and synchronization validation) on;
 # a missing Vulkan device is a failure here, not a skip.
-test: deps
+test: deps check
 	VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 $(GO) test -count=1 ./...
+
+# Reliability (issue 10): the tests of concurrent use of one device (vk,
+# ops, graph), of cancellation and of device loss under the race
+# detector, with validation on; and the fuzz targets' seed corpora.
+# Longer fuzzing: see README.md, Development.
+CHECK_RUN := TestConcurrent|TestRunCancelled|TestWaitHonoursContext|TestDeviceLost|TestCloseWhileBusy
+check: deps
+	VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 $(GO) test -race -count=1 -run '$(CHECK_RUN)' ./vk ./ops ./graph
+	$(GO) test -count=1 -run '^Fuzz' ./padding ./graph ./cmd/vkmps/internal/tensorio
 
 # The same without validation, for a quick loop.
 test-short:
@@ -84,5 +102,33 @@ lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
+
+# The viewer. glfw compiles against the X11 development headers, so the
+# viewer is behind the build tag "view"; `go build ./...` never needs them.
+.PHONY: deps-view view view-build view-test
+
+deps-view: deps
+	$(call apt_install,$(VIEW_DEBS))
+
+view-build: deps-view
+	$(GO) build -tags view -o $(BIN)/vkmps ./cmd/vkmps
+
+# make view VIEW_ARGS="--in photo.png"
+view: view-build
+	$(BIN)/vkmps view $(VIEW_ARGS)
+
+# Under Xvfb with the validation layer: the Go test drives the window with
+# X key events, resizes it and compares the X server's pixels and the
+# swapchain image with the CPU reference; then the command does the same
+# from the shell. Screenshots go to $(ARTIFACTS).
+XVFB_RUN := xvfb-run -a -s "-screen 0 1280x1024x24"
+view-test: view-build
+	$(GO) vet -tags view ./cmd/vkmps/...
+	mkdir -p $(ARTIFACTS)
+	VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 VKMPS_REQUIRE_DISPLAY=1 VKMPS_ARTIFACTS=$(abspath $(ARTIFACTS)) \
+	  $(XVFB_RUN) $(GO) test -tags view -count=1 ./cmd/vkmps/internal/view/
+	VKMPS_VALIDATION=1 $(XVFB_RUN) $(BIN)/vkmps view --x11-keys --keys 2,k,p,size=800x300,s \
+	  --screenshot $(ARTIFACTS)/view-cli.png --check
+	@echo "view-test: screenshots in $(ARTIFACTS)/: $$(cd $(ARTIFACTS) && ls *.png | tr '\n' ' ')"
 
 -include docker/docker.mk
