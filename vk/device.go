@@ -59,6 +59,12 @@ type Options struct {
 	// even where it has it (Limits.Float16Storage is then false), so tests
 	// can exercise a device that lacks it.
 	NoFloat16Storage bool
+	// PipelineStatistics asks the driver to keep its compiler's statistics
+	// of every pipeline (registers, instructions, spills, ...; see
+	// Pipeline.Statistics), where it offers them
+	// (VK_KHR_pipeline_executable_properties). A tuning aid: it may slow
+	// pipeline creation.
+	PipelineStatistics bool
 }
 
 // Device is an open Vulkan device with one compute queue. It is safe for
@@ -165,12 +171,17 @@ func (d *Device) init(opts Options) error {
 		}
 		exts = append(exts, swapchainExtension)
 	}
-	ce, freeExts := cStrings(exts)
-	defer freeExts()
 	var features C.uint32_t
 	if d.info.Limits.Float16Storage {
 		features |= C.VKMPS_FEATURE_STORAGE16
 	}
+	stats := opts.PipelineStatistics && d.info.pipelineStats
+	if stats {
+		features |= C.VKMPS_FEATURE_PIPELINE_STATS
+		exts = append(exts, "VK_KHR_pipeline_executable_properties")
+	}
+	ce, freeExts := cStrings(exts)
+	defer freeExts()
 	var ch C.VkDevice
 	if err := check("vkCreateDevice", Result(C.vkmps_create_device(d.inst.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(d.pd)),
 		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), features, &ch))); err != nil {
@@ -187,6 +198,9 @@ func (d *Device) init(opts Options) error {
 	}
 	if C.vkmps_fns_init(d.fns, d.inst.cHandle(), d.cHandle()) == 0 {
 		return fmt.Errorf("%w: a device entry point is missing", ErrInitializationFailed)
+	}
+	if stats {
+		d.fns.pipeline_flags = C.VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
 	}
 	if opts.Present {
 		if err := d.initPresent(); err != nil {

@@ -105,6 +105,7 @@ type Info struct {
 
 	queueFamily        uint32
 	portabilitySubset  bool
+	pipelineStats      bool // VK_KHR_pipeline_executable_properties with pipelineExecutableInfo
 	hasDriverProps     bool
 	timestampValidBits uint32
 }
@@ -242,8 +243,10 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 	v11 := Version(vkg.MakeVersion(1, 1, 0))
 	if info.APIVersion >= v11 && Version(in.apiVersion) >= v11 {
 		var f2 C.vkmps_features2
-		C.vkmps_get_features2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), &f2)
+		hasStats := exts["VK_KHR_pipeline_executable_properties"]
+		C.vkmps_get_features2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), boolInt(hasStats), &f2)
 		info.Limits.Float16Storage = f2.ok != 0 && f2.storage_buffer_16bit != 0
+		info.pipelineStats = hasStats && f2.ok != 0 && f2.pipeline_executable_info != 0
 	}
 
 	var mp vkg.PhysicalDeviceMemoryProperties

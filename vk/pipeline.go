@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -21,6 +22,7 @@ import (
 // constants fixed. Pipelines belong to their Device, which caches them by
 // shader and constants and destroys them when it closes.
 type Pipeline struct {
+	key       string // shader name and constants: "name/v0/v1/..."
 	dev       *Device
 	shader    *spirv.Shader
 	spec      []uint32
@@ -35,6 +37,48 @@ type layout struct {
 	pipeLayout vkg.PipelineLayout
 	nbind      int
 	push       uint32
+}
+
+// String names the pipeline: its shader and specialization constants in
+// ID order, "name/v0/v1/...".
+func (p *Pipeline) String() string { return p.key }
+
+// Statistics returns the driver compiler's statistics of the pipeline,
+// one "executable: name = value" per line (for example NVIDIA's register
+// count and instruction count), for a device opened with
+// Options.PipelineStatistics; an error wrapping ErrUnsupported where the
+// device does not offer them.
+func (p *Pipeline) Statistics() (string, error) {
+	if p == nil {
+		return "", invalidf("nil pipeline")
+	}
+	if err := p.dev.usable(); err != nil {
+		return "", err
+	}
+	if p.dev.fns.pipeline_flags == 0 {
+		return "", fmt.Errorf("%w: pipeline statistics (open the device with Options.PipelineStatistics; needs VK_KHR_pipeline_executable_properties)", ErrUnsupported)
+	}
+	buf := make([]byte, 1<<16)
+	r := Result(C.vkmps_pipeline_stats(p.dev.fns, p.cHandle(), (*C.char)(unsafe.Pointer(&buf[0])), C.uint32_t(len(buf))))
+	if err := check("vkGetPipelineExecutableStatisticsKHR", r); err != nil {
+		return "", err
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), nil
+}
+
+// Pipelines returns the device's cached pipelines, sorted by name.
+func (d *Device) Pipelines() []*Pipeline {
+	if d.usable() != nil {
+		return nil
+	}
+	d.pipeMu.Lock()
+	defer d.pipeMu.Unlock()
+	out := make([]*Pipeline, 0, len(d.pipelines))
+	for _, p := range d.pipelines {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
 }
 
 // Shader returns the pipeline's shader.
@@ -84,7 +128,8 @@ func (d *Device) Pipeline(sh *spirv.Shader, spec ...uint32) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline %s: %w", key.String(), err)
 	}
-	d.pipelines[key.String()] = p
+	p.key = key.String()
+	d.pipelines[p.key] = p
 	return p, nil
 }
 

@@ -1,5 +1,6 @@
 #include "vkmps.h"
 #include "loader.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,10 @@ int vkmps_fns_init(vkmps_fns* f, VkInstance inst, VkDevice dev) {
 	LOAD(FlushMappedMemoryRanges)
 	LOAD(InvalidateMappedMemoryRanges)
 #undef LOAD
+	f->GetPipelineExecutableProperties =
+	    (PFN_vkGetPipelineExecutablePropertiesKHR)gdpa(dev, "vkGetPipelineExecutablePropertiesKHR");
+	f->GetPipelineExecutableStatistics =
+	    (PFN_vkGetPipelineExecutableStatisticsKHR)gdpa(dev, "vkGetPipelineExecutableStatisticsKHR");
 	return 1;
 }
 
@@ -163,7 +168,7 @@ void vkmps_get_props2(VkInstance inst, VkPhysicalDevice pd, int has_driver_props
 	}
 }
 
-void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* out) {
+void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, int has_pipeline_stats, vkmps_features2* out) {
 	memset(out, 0, sizeof(*out));
 	PFN_vkGetPhysicalDeviceFeatures2 get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2");
 	if (get == NULL) get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2KHR");
@@ -171,6 +176,10 @@ void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* 
 	VkPhysicalDevice16BitStorageFeatures s16;
 	memset(&s16, 0, sizeof(s16));
 	s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
+	memset(&pe, 0, sizeof(pe));
+	pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+	if (has_pipeline_stats) s16.pNext = &pe;
 	VkPhysicalDeviceFeatures2 f2;
 	memset(&f2, 0, sizeof(f2));
 	f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -178,6 +187,7 @@ void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* 
 	get(pd, &f2);
 	out->ok = 1;
 	out->storage_buffer_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
+	out->pipeline_executable_info = pe.pipelineExecutableInfo == VK_TRUE;
 }
 
 extern void vkmpsDebugMessage(uintptr_t token, int severity, int type, char* id, char* msg);
@@ -273,7 +283,16 @@ VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t fami
 	s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
 	if (features & VKMPS_FEATURE_STORAGE16) {
 		s16.storageBuffer16BitAccess = VK_TRUE;
+		s16.pNext = (void*)ci.pNext;
 		ci.pNext = &s16;
+	}
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe;
+	memset(&pe, 0, sizeof(pe));
+	pe.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR;
+	if (features & VKMPS_FEATURE_PIPELINE_STATS) {
+		pe.pipelineExecutableInfo = VK_TRUE;
+		pe.pNext = (void*)ci.pNext;
+		ci.pNext = &pe;
 	}
 	return create(pd, &ci, NULL, out);
 }
@@ -385,7 +404,7 @@ VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache
 	VkSpecializationInfo si = {nspec, e, 4 * (size_t)nspec, spec};
 	VkPipelineShaderStageCreateInfo st = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
 	                                      VK_SHADER_STAGE_COMPUTE_BIT, module, "main", nspec ? &si : NULL};
-	VkComputePipelineCreateInfo ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0, st, layout, VK_NULL_HANDLE, -1};
+	VkComputePipelineCreateInfo ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, f->pipeline_flags, st, layout, VK_NULL_HANDLE, -1};
 	VkResult r = f->CreateComputePipelines(f->device, cache, 1, &ci, NULL, out);
 	free(e);
 	return r;
@@ -394,4 +413,53 @@ VkResult vkmps_create_compute_pipeline(const vkmps_fns* f, VkPipelineCache cache
 VkResult vkmps_flush(const vkmps_fns* f, VkDeviceMemory mem, uint64_t off, uint64_t size, int invalidate) {
 	VkMappedMemoryRange r = {VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, NULL, mem, off, size};
 	return invalidate ? f->InvalidateMappedMemoryRanges(f->device, 1, &r) : f->FlushMappedMemoryRanges(f->device, 1, &r);
+}
+
+VkResult vkmps_pipeline_stats(const vkmps_fns* f, VkPipeline p, char* out, uint32_t max) {
+	if (max == 0) return VK_ERROR_OUT_OF_HOST_MEMORY;
+	out[0] = 0;
+	if (f->GetPipelineExecutableProperties == NULL || f->GetPipelineExecutableStatistics == NULL)
+		return VK_ERROR_FEATURE_NOT_PRESENT;
+	VkPipelineInfoKHR pi = {VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, NULL, p};
+	uint32_t nexe = 0;
+	VkResult r = f->GetPipelineExecutableProperties(f->device, &pi, &nexe, NULL);
+	if (r != VK_SUCCESS) return r;
+	VkPipelineExecutablePropertiesKHR* exe = (VkPipelineExecutablePropertiesKHR*)calloc(nexe ? nexe : 1, sizeof(*exe));
+	if (exe == NULL) return VK_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint32_t i = 0; i < nexe; i++) exe[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR;
+	r = f->GetPipelineExecutableProperties(f->device, &pi, &nexe, exe);
+	size_t used = 0;
+	for (uint32_t i = 0; r == VK_SUCCESS && i < nexe; i++) {
+		VkPipelineExecutableInfoKHR ei = {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, NULL, p, i};
+		uint32_t ns = 0;
+		r = f->GetPipelineExecutableStatistics(f->device, &ei, &ns, NULL);
+		if (r != VK_SUCCESS) break;
+		VkPipelineExecutableStatisticKHR* st = (VkPipelineExecutableStatisticKHR*)calloc(ns ? ns : 1, sizeof(*st));
+		if (st == NULL) { r = VK_ERROR_OUT_OF_HOST_MEMORY; break; }
+		for (uint32_t j = 0; j < ns; j++) st[j].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR;
+		r = f->GetPipelineExecutableStatistics(f->device, &ei, &ns, st);
+		for (uint32_t j = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && j < ns && used + 1 < max; j++) {
+			char val[64];
+			switch (st[j].format) {
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+				snprintf(val, sizeof(val), "%s", st[j].value.b32 ? "true" : "false");
+				break;
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+				snprintf(val, sizeof(val), "%lld", (long long)st[j].value.i64);
+				break;
+			case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+				snprintf(val, sizeof(val), "%llu", (unsigned long long)st[j].value.u64);
+				break;
+			default:
+				snprintf(val, sizeof(val), "%g", st[j].value.f64);
+			}
+			int n = snprintf(out + used, max - used, "%s: %s = %s\n", exe[i].name, st[j].name, val);
+			if (n < 0) break;
+			used += (size_t)n < max - used ? (size_t)n : max - used - 1;
+		}
+		if (r == VK_INCOMPLETE) r = VK_SUCCESS;
+		free(st);
+	}
+	free(exe);
+	return r;
 }

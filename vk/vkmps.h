@@ -8,6 +8,70 @@
 #include <stdint.h>
 #include "vulkan/vulkan_core.h"
 
+// VK_KHR_pipeline_executable_properties postdates the vendored header
+// (version 88): its definitions, as the Vulkan registry gives them.
+#ifndef VK_KHR_pipeline_executable_properties
+#define VK_KHR_pipeline_executable_properties 1
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR ((VkStructureType)1000269000)
+#define VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR ((VkStructureType)1000269001)
+#define VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR ((VkStructureType)1000269002)
+#define VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR ((VkStructureType)1000269003)
+#define VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR ((VkStructureType)1000269004)
+#define VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR 0x00000040u
+typedef struct VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 pipelineExecutableInfo;
+} VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR;
+typedef struct VkPipelineInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkPipeline pipeline;
+} VkPipelineInfoKHR;
+typedef struct VkPipelineExecutablePropertiesKHR {
+	VkStructureType sType;
+	void* pNext;
+	VkShaderStageFlags stages;
+	char name[VK_MAX_DESCRIPTION_SIZE];
+	char description[VK_MAX_DESCRIPTION_SIZE];
+	uint32_t subgroupSize;
+} VkPipelineExecutablePropertiesKHR;
+typedef struct VkPipelineExecutableInfoKHR {
+	VkStructureType sType;
+	const void* pNext;
+	VkPipeline pipeline;
+	uint32_t executableIndex;
+} VkPipelineExecutableInfoKHR;
+typedef enum VkPipelineExecutableStatisticFormatKHR {
+	VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR = 0,
+	VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR = 1,
+	VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR = 2,
+	VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR = 3,
+	VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_MAX_ENUM_KHR = 0x7FFFFFFF
+} VkPipelineExecutableStatisticFormatKHR;
+typedef union VkPipelineExecutableStatisticValueKHR {
+	VkBool32 b32;
+	int64_t i64;
+	uint64_t u64;
+	double f64;
+} VkPipelineExecutableStatisticValueKHR;
+typedef struct VkPipelineExecutableStatisticKHR {
+	VkStructureType sType;
+	void* pNext;
+	char name[VK_MAX_DESCRIPTION_SIZE];
+	char description[VK_MAX_DESCRIPTION_SIZE];
+	VkPipelineExecutableStatisticFormatKHR format;
+	VkPipelineExecutableStatisticValueKHR value;
+} VkPipelineExecutableStatisticKHR;
+typedef VkResult(VKAPI_PTR* PFN_vkGetPipelineExecutablePropertiesKHR)(VkDevice device, const VkPipelineInfoKHR* pPipelineInfo,
+                                                                       uint32_t* pExecutableCount,
+                                                                       VkPipelineExecutablePropertiesKHR* pProperties);
+typedef VkResult(VKAPI_PTR* PFN_vkGetPipelineExecutableStatisticsKHR)(VkDevice device,
+                                                                       const VkPipelineExecutableInfoKHR* pExecutableInfo,
+                                                                       uint32_t* pStatisticCount,
+                                                                       VkPipelineExecutableStatisticKHR* pStatistics);
+#endif
+
 #define VKMPS_MAX_BINDINGS 8
 #define VKMPS_MAX_PUSH 128
 
@@ -40,6 +104,11 @@ typedef struct vkmps_fns {
 	PFN_vkCreateComputePipelines CreateComputePipelines;
 	PFN_vkFlushMappedMemoryRanges FlushMappedMemoryRanges;
 	PFN_vkInvalidateMappedMemoryRanges InvalidateMappedMemoryRanges;
+	// Optional (VK_KHR_pipeline_executable_properties): NULL unless the
+	// device was made with VKMPS_FEATURE_PIPELINE_STATS.
+	PFN_vkGetPipelineExecutablePropertiesKHR GetPipelineExecutableProperties;
+	PFN_vkGetPipelineExecutableStatisticsKHR GetPipelineExecutableStatistics;
+	VkPipelineCreateFlags pipeline_flags; // added to every compute pipeline
 } vkmps_fns;
 
 // vkmps_fns_init fills f for device dev of instance inst; it returns 0 when
@@ -110,12 +179,19 @@ void vkmps_get_props2(VkInstance inst, VkPhysicalDevice pd, int has_driver_props
 typedef struct vkmps_features2 {
 	int ok;
 	int storage_buffer_16bit; // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
+	int pipeline_executable_info; // VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR (when has_pipeline_stats)
 } vkmps_features2;
 
-void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, vkmps_features2* out);
+void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, int has_pipeline_stats, vkmps_features2* out);
 
 // Optional features vkmps_create_device enables (a bit set).
 #define VKMPS_FEATURE_STORAGE16 1u // storageBuffer16BitAccess (core 1.1 struct in pNext)
+#define VKMPS_FEATURE_PIPELINE_STATS 2u // pipelineExecutableInfo (VK_KHR_pipeline_executable_properties enabled by the caller)
+
+// vkmps_pipeline_stats writes the compiler's statistics of every
+// executable of pipeline p as lines "executable: name = value\n" into out
+// (at most max bytes, NUL-terminated).
+VkResult vkmps_pipeline_stats(const vkmps_fns* f, VkPipeline p, char* out, uint32_t max);
 
 // Debug-utils messenger whose callback hands messages to Go
 // (vkmpsDebugMessage) with the user data token.
