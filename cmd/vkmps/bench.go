@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -238,12 +239,15 @@ type benchConfig struct {
 	dtypes     []ops.Format
 	argmax     bool
 	iters      int
+	repeat     int // passes over the cases, best kept
 	minTime    time.Duration
+	warmup     time.Duration // < 0: the default for the device
 	maxReps    int
 	copyBytes  uint64 // 0: chosen from the device
 	jsonPath   string
 	plotPath   string
 	plotMetric string
+	stats      bool // --pipeline-stats
 	device     string
 }
 
@@ -256,20 +260,23 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	dtype := fs.String("dtype", "float32", "image formats to run, comma-separated: float32, float16")
 	argmax := fs.Bool("argmax", true, "add max and dilated-max rows that record and use the argmax state")
 	iters := fs.Int("iters", 20, "timed runs per measurement (median and min reported)")
+	repeat := fs.Int("repeat", 1, "passes over every case; each row keeps its best pass (filters transient slow phases of a shared or busy GPU)")
 	minTime := fs.Duration("min-time", time.Millisecond, "GPU time each timed command buffer should reach")
+	warmup := fs.Duration("warmup", -1, "GPU time each measurement runs before it is timed, so that the GPU's clocks are up (default 200ms, 0 on a CPU device and with --small)")
 	maxReps := fs.Int("max-reps", 1000, "most encodes in one timed command buffer")
 	copyMiB := fs.Int("copy-mib", 0, "size of each copy buffer in MiB (0: 256, or 32 on a CPU device, 4 with --small)")
 	jsonPath := fs.String("json", "", "write JSON lines to `FILE` (\"-\": stdout, instead of the table)")
 	plotPath := fs.String("plot", "", "draw a bar chart to `FILE.png`")
 	metric := flagx.NewChoice(fs, "plot-metric", "gbps", []string{"gbps", "us"}, "what the chart shows")
 	device := fs.String("device", "", "device index or part of its name (default $VKMPS_DEVICE, then the best)")
+	stats := fs.Bool("pipeline-stats", false, "after the table, print the driver compiler's statistics of every pipeline used (registers, instructions; where the device offers them)")
 	if pos, err := parseInterleaved(c, e, fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usageError(c, fmt.Errorf("unexpected argument %q", pos[0]))
 	}
-	cfg := benchConfig{argmax: *argmax, iters: *iters, minTime: *minTime, maxReps: *maxReps,
-		jsonPath: *jsonPath, plotPath: *plotPath, plotMetric: metric.Value, device: *device}
+	cfg := benchConfig{argmax: *argmax, iters: *iters, repeat: *repeat, minTime: *minTime, warmup: *warmup, maxReps: *maxReps,
+		jsonPath: *jsonPath, plotPath: *plotPath, plotMetric: metric.Value, device: *device, stats: *stats}
 	cfg.shapes = benchStandard
 	if *small {
 		cfg.shapes = benchSmall
@@ -278,6 +285,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 		if !flagx.WasSet(fs, "min-time") {
 			cfg.minTime = 200 * time.Microsecond
+		}
+		if !flagx.WasSet(fs, "warmup") {
+			cfg.warmup = 0
 		}
 	}
 	var err error
@@ -295,10 +305,14 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	switch {
 	case cfg.iters < 1:
 		return usageError(c, fmt.Errorf("--iters: %d is too small: must be >= 1", cfg.iters))
+	case cfg.repeat < 1 || cfg.repeat > 100:
+		return usageError(c, fmt.Errorf("--repeat: %d is out of range 1..100", cfg.repeat))
 	case cfg.maxReps < 1:
 		return usageError(c, fmt.Errorf("--max-reps: %d is too small: must be >= 1", cfg.maxReps))
 	case cfg.minTime < 0:
 		return usageError(c, fmt.Errorf("--min-time: %v is negative", cfg.minTime))
+	case flagx.WasSet(fs, "warmup") && (cfg.warmup < 0 || cfg.warmup > time.Minute):
+		return usageError(c, fmt.Errorf("--warmup: %v is out of range 0..1m", cfg.warmup))
 	case *copyMiB < 0 || *copyMiB > 1<<16:
 		return usageError(c, fmt.Errorf("--copy-mib: %d is out of range 0..65536", *copyMiB))
 	}
@@ -324,7 +338,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 
 // benchRun opens the device, measures and reports.
 func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
-	dev, err := openCmdDevice(cfg.device)
+	dev, err := openCmdDeviceWith(vk.Options{Device: cfg.device, PipelineStatistics: cfg.stats})
 	if err != nil {
 		return err
 	}
@@ -354,29 +368,57 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 			}
 		}
 	}
-	bar := progress.New(e.stderr, 2+2*len(cases), "bench", progress.Options{})
+	bar := progress.New(e.stderr, 2+2*len(cases)*max(1, cfg.repeat)+4*min(1, cfg.repeat-1), "bench", progress.Options{})
 	defer bar.Finish()
-	r := &benchRunner{ctx: ctx, dev: dev, iters: cfg.iters, minTime: cfg.minTime, maxReps: cfg.maxReps, bar: bar,
+	if cfg.warmup < 0 {
+		cfg.warmup = 200 * time.Millisecond
+		if info.Type == vk.DeviceCPU {
+			cfg.warmup = 0
+		}
+	}
+	head.WarmupMs = float64(cfg.warmup) / 1e6
+	r := &benchRunner{ctx: ctx, dev: dev, iters: cfg.iters, minTime: cfg.minTime, warmup: cfg.warmup, maxReps: cfg.maxReps, bar: bar,
 		rng: rand.New(rand.NewPCG(1, 2))}
 
 	bar.Describe("copy bandwidth")
-	cp, err := r.copyBandwidth(benchCopySize(info, cfg))
+	cp, err := r.copyBandwidth(benchCopySize(info, cfg), cfg.repeat > 1)
 	if err != nil {
 		return fmt.Errorf("copy bandwidth: %w", err)
 	}
+	if cfg.repeat > 1 {
+		defer r.closeCopy()
+	}
 	var rows []benchRow
-	for i := 0; i < len(cases); {
-		s, dt := cases[i].shape, cases[i].dtype
-		j := i
-		for j < len(cases) && cases[j].shape == s && cases[j].dtype == dt {
-			j++
+	for pass := 0; pass < cfg.repeat; pass++ {
+		var got []benchRow
+		for i := 0; i < len(cases); {
+			s, dt := cases[i].shape, cases[i].dtype
+			j := i
+			for j < len(cases) && cases[j].shape == s && cases[j].dtype == dt {
+				j++
+			}
+			part, err := r.shape(cases[i:j], cp)
+			if err != nil {
+				return err
+			}
+			got = append(got, part...)
+			i = j
 		}
-		got, err := r.shape(cases[i:j], cp)
+		rows = bestRows(rows, got)
+	}
+	if cfg.repeat > 1 {
+		// The copy again, after every pass: a ceiling that moved says the
+		// GPU's state did.
+		bar.Describe("copy bandwidth (end)")
+		again, err := r.copyAgain()
 		if err != nil {
-			return err
+			return fmt.Errorf("copy bandwidth: %w", err)
 		}
-		rows = append(rows, got...)
-		i = j
+		fresh, err := r.copyBandwidth(cp.Bytes, false)
+		if err != nil {
+			return fmt.Errorf("copy bandwidth: %w", err)
+		}
+		head.CopyEndGBps, head.CopyEndFreshGBps = again.GBps, fresh.GBps
 	}
 	bar.Finish()
 	if cfg.jsonPath != "-" {
@@ -390,6 +432,50 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 	if cfg.plotPath != "" {
 		if err := benchPlot(cfg.plotPath, head, rows, cp, cfg.plotMetric); err != nil {
 			return err
+		}
+	}
+	if cfg.stats {
+		w := e.stdout
+		if cfg.jsonPath == "-" {
+			w = e.stderr // stdout holds the JSON
+		}
+		return benchPipelineStats(w, dev)
+	}
+	return nil
+}
+
+// bestRows merges a pass's rows into the best so far (nil before the
+// first pass): per row and direction, the timing with the lower median.
+func bestRows(best, pass []benchRow) []benchRow {
+	if best == nil {
+		return pass
+	}
+	for i := range best {
+		b, p := &best[i], pass[i]
+		if p.Skipped != "" || b.Skipped != "" {
+			continue
+		}
+		if p.Fwd.Median > 0 && p.Fwd.Median < b.Fwd.Median {
+			b.Fwd, b.FwdGBps = p.Fwd, p.FwdGBps
+		}
+		if p.Bwd.Median > 0 && p.Bwd.Median < b.Bwd.Median {
+			b.Bwd, b.BwdGBps = p.Bwd, p.BwdGBps
+		}
+	}
+	return best
+}
+
+// benchPipelineStats prints the compiler statistics of the device's
+// pipelines, a block per pipeline named by its shader and constants.
+func benchPipelineStats(w io.Writer, dev *vk.Device) error {
+	for _, p := range dev.Pipelines() {
+		st, err := p.Statistics()
+		if err != nil {
+			return fmt.Errorf("--pipeline-stats: %w", err)
+		}
+		fmt.Fprintf(w, "pipeline %s\n", p)
+		for _, l := range strings.Split(strings.TrimSpace(st), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
 	return nil

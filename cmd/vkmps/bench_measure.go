@@ -25,6 +25,12 @@ type benchRunner struct {
 	maxReps int
 	bar     *progress.Bar
 	rng     *rand.Rand
+	// warmup is the GPU time each measurement runs its command buffer
+	// before timing it: GPUs lower their clocks while the host prepares
+	// the next case, and take a while to raise them again.
+	warmup time.Duration
+	// copySrc and copyDst are the copy's buffers, kept to measure it again.
+	copySrc, copyDst *vk.Buffer
 }
 
 // benchTiming is the GPU time of one encode: the median and minimum over
@@ -63,8 +69,8 @@ func (b *benchRunner) time(encode func(cb *vk.CommandBuffer) error) (benchTiming
 }
 
 // gpuTimes records reps encodes into one timestamped command buffer,
-// commits it once to warm up and then runs times, returning each run's GPU
-// time.
+// commits it to warm up (once, or until b.warmup of GPU time has run) and
+// then runs times, returning each run's GPU time.
 func (b *benchRunner) gpuTimes(encode func(cb *vk.CommandBuffer) error, reps, runs int) ([]time.Duration, error) {
 	cb, err := b.dev.NewCommandBuffer(vk.WithTimestamps(), vk.WithLabel("bench"))
 	if err != nil {
@@ -76,18 +82,25 @@ func (b *benchRunner) gpuTimes(encode func(cb *vk.CommandBuffer) error, reps, ru
 			return nil, err
 		}
 	}
-	out := make([]time.Duration, 0, runs)
-	for i := -1; i < runs; i++ {
+	run := func() (time.Duration, error) {
 		if err := cb.Commit(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if err := cb.Wait(b.ctx); err != nil {
+			return 0, err
+		}
+		return cb.GPUTime()
+	}
+	for warm, n := time.Duration(0), 0; n == 0 || (warm < b.warmup && n < 100000); n++ {
+		t, err := run()
+		if err != nil {
 			return nil, err
 		}
-		if i < 0 {
-			continue
-		}
-		t, err := cb.GPUTime()
+		warm += max(t, time.Microsecond)
+	}
+	out := make([]time.Duration, 0, runs)
+	for range runs {
+		t, err := run()
 		if err != nil {
 			return nil, err
 		}
@@ -108,22 +121,27 @@ type benchCopy struct {
 	MaxGroup uint32
 }
 
-// copyBandwidth measures copying size bytes between two device buffers
-// with vkmps's copy shader (dispatched in ranges of at most the device's
-// storage-buffer range), and with vkCmdCopyBuffer.
-func (b *benchRunner) copyBandwidth(size uint64) (benchCopy, error) {
-	lim := b.dev.Limits()
+// copyBandwidth measures copying size bytes between two new device
+// buffers with vkmps's copy shader (dispatched in ranges of at most the
+// device's storage-buffer range), and with vkCmdCopyBuffer. With keep, the
+// buffers stay for copyAgain (closed by closeCopy).
+func (b *benchRunner) copyBandwidth(size uint64, keep bool) (benchCopy, error) {
 	cp := benchCopy{Bytes: size}
 	src, err := b.dev.NewBuffer(size, "bench copy source")
 	if err != nil {
 		return cp, err
 	}
-	defer src.Close()
 	dst, err := b.dev.NewBuffer(size, "bench copy destination")
 	if err != nil {
+		src.Close()
 		return cp, err
 	}
-	defer dst.Close()
+	if keep {
+		b.copySrc, b.copyDst = src, dst
+	} else {
+		defer src.Close()
+		defer dst.Close()
+	}
 	// Defined contents, so that the copies read initialised memory.
 	cb, err := b.dev.NewCommandBuffer(vk.WithLabel("bench copy fill"))
 	if err != nil {
@@ -140,6 +158,27 @@ func (b *benchRunner) copyBandwidth(size uint64) (benchCopy, error) {
 	if err != nil {
 		return cp, err
 	}
+	return b.measureCopy(src, dst, size)
+}
+
+// copyAgain measures the copy again on the buffers copyBandwidth kept.
+func (b *benchRunner) copyAgain() (benchCopy, error) {
+	if b.copySrc == nil {
+		return benchCopy{}, fmt.Errorf("internal error: no copy buffers kept")
+	}
+	return b.measureCopy(b.copySrc, b.copyDst, b.copySrc.Size())
+}
+
+// closeCopy closes the buffers copyBandwidth kept.
+func (b *benchRunner) closeCopy() {
+	b.copySrc.Close()
+	b.copyDst.Close()
+	b.copySrc, b.copyDst = nil, nil
+}
+
+func (b *benchRunner) measureCopy(src, dst *vk.Buffer, size uint64) (benchCopy, error) {
+	lim := b.dev.Limits()
+	cp := benchCopy{Bytes: size}
 	cp.Local = int(min(256, lim.MaxComputeWorkGroupSize[0], lim.MaxComputeWorkGroupInvocations))
 	p, err := b.dev.Pipeline(spirv.Copy, uint32(cp.Local))
 	if err != nil {

@@ -37,6 +37,13 @@ type benchHeader struct {
 	Iters         int     `json:"iters"`
 	MinTimeUs     float64 `json:"min_time_us"`
 	MaxReps       int     `json:"max_reps"`
+	Repeat        int     `json:"repeat"`
+	WarmupMs      float64 `json:"warmup_ms"`
+	// CopyEndGBps is the copy bandwidth measured again after the last
+	// pass (with --repeat > 1); 0 when not measured.
+	CopyEndGBps float64 `json:"copy_end_GBps,omitempty"`
+	// CopyEndFreshGBps is the same on newly allocated buffers.
+	CopyEndFreshGBps float64 `json:"copy_end_fresh_GBps,omitempty"`
 }
 
 func newBenchHeader(info vk.Info, cfg benchConfig) benchHeader {
@@ -50,7 +57,7 @@ func newBenchHeader(info vk.Info, cfg benchConfig) benchHeader {
 	return benchHeader{Tool: "bench", Device: info.Name, DeviceType: info.Type.String(), Vendor: info.Vendor,
 		Driver: info.DriverName, DriverVersion: info.DriverVersion, DriverInfo: info.DriverInfo,
 		Vulkan: info.APIVersion.String(), Date: time.Now().UTC().Format(time.RFC3339), DType: strings.Join(dts, ","), Layout: "nchw",
-		Iters: cfg.iters, MinTimeUs: float64(cfg.minTime) / 1e3, MaxReps: cfg.maxReps}
+		Iters: cfg.iters, MinTimeUs: float64(cfg.minTime) / 1e3, MaxReps: cfg.maxReps, Repeat: max(1, cfg.repeat)}
 }
 
 // benchRowJSON is a kernel's JSON line. The fields up to pad, fwd_us,
@@ -201,9 +208,16 @@ func benchTable(w io.Writer, h benchHeader, rows []benchRow, cp benchCopy) {
 		fmt.Fprintf(w, " (%s)", h.DriverInfo)
 	}
 	fmt.Fprintf(w, "\ndate:    %s\n", h.Date)
-	fmt.Fprintf(w, "copy:    %.1f GB/s with the copy shader (2 x %s in %.2f µs); vkCmdCopyBuffer %.1f GB/s\n",
+	fmt.Fprintf(w, "copy:    %.1f GB/s with the copy shader (2 x %s in %.2f µs); vkCmdCopyBuffer %.1f GB/s",
 		cp.GBps, bytesString(cp.Bytes), us(cp.Shader.Median), cp.CmdGBps)
-	fmt.Fprintf(w, "timing:  GPU timestamps, median (min) of %d runs of K back-to-back kernels, per kernel\n", h.Iters)
+	if h.CopyEndGBps > 0 {
+		fmt.Fprintf(w, "; at the end %.1f GB/s again, %.1f GB/s on new buffers", h.CopyEndGBps, h.CopyEndFreshGBps)
+	}
+	fmt.Fprintf(w, "\ntiming:  GPU timestamps, median (min) of %d runs of K back-to-back kernels, per kernel, after %gms of warm-up", h.Iters, h.WarmupMs)
+	if h.Repeat > 1 {
+		fmt.Fprintf(w, "; best of %d passes over every kernel", h.Repeat)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "traffic: fwd input+output, bwd input+dy+dx (+argmax: indices+dy+dx); %%copy of the copy bandwidth\n\n")
 	// Numbers align right; the shape and op columns are padded to align left.
 	sw, ow := len("shape"), len("op")

@@ -15,7 +15,12 @@ import (
 // or part of its name; empty means $VKMPS_DEVICE, then the best device.
 // $VKMPS_VALIDATION=1 turns the validation layer on (vk.Open reads it).
 func openCmdDevice(sel string) (*vk.Device, error) {
-	return vk.Open(vk.Options{Device: sel})
+	return openCmdDeviceWith(vk.Options{Device: sel})
+}
+
+// openCmdDeviceWith is openCmdDevice with more options.
+func openCmdDeviceWith(o vk.Options) (*vk.Device, error) {
+	return vk.Open(o)
 }
 
 // closeCmdDevice closes dev. With the validation layer on, as the tests
