@@ -1,25 +1,33 @@
 // Shared by the forward pooling shaders (pooling_max, pooling_average,
-// pooling_l2norm) and the L2-norm gradient's ratio pass.
+// pooling_l2norm, pooling_max_argmax) and the L2-norm gradient's ratio
+// pass.
 //
-// Images are NCHW float32, or half in the f16 variants (elem.glsl). The window of destination pixel
-// (clipOrigin + (i, j)) is centred on offset + (SX*i, SY*j) in the source,
-// its first tap at centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even
-// windows lean to the top left), taps D apart.
+// Images are NCHW float32, or half in the f16 variants (elem.glsl). The
+// window of destination pixel (clipOrigin + (i, j)) is centred on
+// offset + (SX*i, SY*j) in the source, its first tap at
+// centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even windows lean to the
+// top left), taps D apart.
 //
-// One invocation computes one destination pixel: gl_GlobalInvocationID.x is
-// its clip column, .y its clip row, .z the plane (batch image n, channel c)
-// of the dispatch, so neighbouring invocations read neighbouring columns and
-// nothing is divided per pixel. Reads outside the image use a clamped index
-// (always valid memory) and a validity flag: no branch per tap.
+// One invocation computes a strip of OX destination pixels of one row:
+// gl_GlobalInvocationID.x is the strip (clip columns OX*x ... OX*x+OX-1),
+// .y the clip row, .z the plane (batch image n, channel c) of the
+// dispatch. Per window row it loads the SEG source columns its OX windows
+// span once (neighbouring windows share columns), then every window takes
+// its taps from registers. Many bytes in flight per invocation and few
+// waves of invocations: these kernels are bound by memory latency, not by
+// arithmetic. Reads outside the image use a clamped index (always valid
+// memory) and a validity flag: no branch per tap.
 //
-// With VEC2 (stride 2, dilation 1, even source width and plane offset),
-// taps are loaded as aligned pairs: one 8-byte load serves two taps, which
-// halves the memory requests of a warp. PAR is the parity of a window's
-// first column (the same for every window of a dispatch).
+// VW is the width of the loads: 1, or aligned pairs (2) or quads (4) when
+// the source's rows and planes start on multiples of VW and every strip's
+// first column has the same remainder PAR mod VW (OX*SX a multiple of VW).
+// VSTORE stores the OX results as one vector (OX is 2 or 4, and the
+// destination rows, planes and clip are aligned to it).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
 
-layout(local_size_x_id = 0, local_size_y_id = 10) in;
+layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
 layout(constant_id = 1) const int KW = 2;  // kernel width
 layout(constant_id = 2) const int KH = 2;  // kernel height
@@ -28,16 +36,22 @@ layout(constant_id = 4) const int SY = 1;  // stride y
 layout(constant_id = 5) const int DX = 1;  // dilation x
 layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
-layout(constant_id = 8) const bool VEC2 = false;  // pairwise loads (SX == 2, DX == 1)
-layout(constant_id = 9) const int PAR = 0;        // parity of a window's first column (VEC2)
+layout(constant_id = 8) const int VW = 1;         // load width: 1, 2 or 4 elements
+layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod VW
+layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
+layout(constant_id = 16) const bool VSTORE = false; // store the strip as one vector
 
-const int KEX = (KW - 1) * DX + 1;   // window extent
+const int KEX = (KW - 1) * DX + 1;  // window extent
 const int KEY = (KH - 1) * DY + 1;
-const int NP = (PAR + KEX + 1) / 2;  // pairs a window row spans (VEC2)
+const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
+const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
 
 layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
 layout(std430, binding = 0) readonly buffer Src2 { ELEM2 src2[]; };
+layout(std430, binding = 0) readonly buffer Src4 { ELEM4 src4[]; };
 layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
+layout(std430, binding = 1) writeonly buffer Dst2 { DST_ELEM2 dst2[]; };
+layout(std430, binding = 1) writeonly buffer Dst4 { DST_ELEM4 dst4[]; };
 
 layout(push_constant) uniform Push {
 	ivec2 srcSize;    // source W, H
@@ -59,21 +73,24 @@ layout(push_constant) uniform Push {
 	uint dyBase;      // L2 ratio pass: element offset of plane (0, 0) of dy
 	uint dyBatch;     // elements between consecutive batch images of dy
 	uint dyPlane;     // dy H*W
+	uint planes;      // planes of the dispatch (batches * channels)
 } pc;
 
-// Pixel is one invocation's destination pixel.
-struct Pixel {
-	ivec2 o;      // clip position
-	ivec2 s;      // source position of its window's first tap
+// Strip is one invocation's destination pixels.
+struct Strip {
+	ivec2 o;      // clip position of its first pixel
+	ivec2 s;      // source position of its first window's first tap
+	int count;    // its pixels inside the clip, 1..OX
 	uint n, c;    // batch image and channel within the dispatch
 	uint srcOff;  // element offset of the source plane
-	uint dstIdx;  // element index of the destination pixel
+	uint dstIdx;  // element index of the first destination pixel
 };
 
-bool pixelOf(out Pixel p) {
-	p.o = ivec2(gl_GlobalInvocationID.xy);
-	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y) return false;
+bool stripOf(out Strip p) {
+	p.o = ivec2(int(gl_GlobalInvocationID.x) * OX, int(gl_GlobalInvocationID.y));
 	uint plane = gl_GlobalInvocationID.z;
+	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y || plane >= pc.planes) return false;
+	p.count = min(OX, pc.clipSize.x - p.o.x);
 	p.n = plane / pc.channels;
 	p.c = plane % pc.channels;
 	p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
@@ -83,54 +100,81 @@ bool pixelOf(out Pixel p) {
 	return true;
 }
 
-// The taps of one window row: values (0 outside the image) and validity.
-float rowV[KW];
-bool rowIn[KW];
+// The strip's source columns s.x + e, 0 <= e < SEG: clamped index and
+// whether it lies in the image.
+int colX[SEG];
+bool colIn[SEG];
 
-// Column of tap kx, clamped, and whether it lies in the image.
-int colX[KW];
-bool colIn[KW];
-
-void columns(Pixel p) {
-	for (int kx = 0; kx < KW; kx++) {
-		int x = p.s.x + kx * DX;
-		colIn[kx] = x >= 0 && x < pc.srcSize.x;
-		colX[kx] = clamp(x, 0, pc.srcSize.x - 1);
+void columns(Strip p) {
+	[[unroll]] for (int e = 0; e < SEG; e++) {
+		int x = p.s.x + e;
+		colIn[e] = x >= 0 && x < pc.srcSize.x;
+		colX[e] = clamp(x, 0, pc.srcSize.x - 1);
 	}
 }
 
-// loadRow fills rowV and rowIn with tap row ky of p's window, rowV holding
-// outside where a tap is outside the image; returns whether the row lies in
+// One window row of the strip: segV[e] the value of column s.x + e
+// (outside where it lies outside the image), segIn[e] its validity.
+float segV[SEG];
+bool segIn[SEG];
+
+// loadRow fills segV and segIn with the strip's tap row ky, outside
+// standing for taps outside the image; returns whether the row lies in
 // the image.
-bool loadRowOutside(Pixel p, int ky, float outside) {
+bool loadRowOutside(Strip p, int ky, float outside) {
 	int y = p.s.y + ky * DY;
 	bool yin = y >= 0 && y < pc.srcSize.y;
 	uint row = p.srcOff + uint(clamp(y, 0, pc.srcSize.y - 1) * pc.srcSize.x);
-	if (VEC2) {
-		// Pairs start at the even column at or before the first tap.
-		int a = p.s.x - PAR;
-		int pairs = pc.srcSize.x / 2;
-		vec2 v[NP];
-		for (int t = 0; t < NP; t++) {
-			v[t] = LOAD2(src2[(row >> 1) + uint(clamp(a / 2 + t, 0, pairs - 1))]);
+	if (VW == 4) {
+		// Quads start at the multiple of 4 at or before the first column.
+		int a = (p.s.x - PAR) / 4;
+		int quads = pc.srcSize.x / 4;
+		vec4 v[NV];
+		[[unroll]] for (int t = 0; t < NV; t++) v[t] = LOAD4(src4[(row >> 2) + uint(clamp(a + t, 0, quads - 1))]);
+		[[unroll]] for (int e = 0; e < SEG; e++) {
+			segIn[e] = yin && colIn[e];
+			segV[e] = segIn[e] ? v[(PAR + e) / 4][(PAR + e) % 4] : outside;
 		}
-		for (int kx = 0; kx < KW; kx++) {
-			int e = PAR + kx; // element of the pair sequence
-			float x = (e & 1) == 0 ? v[e / 2].x : v[e / 2].y;
-			rowIn[kx] = yin && colIn[kx];
-			rowV[kx] = rowIn[kx] ? x : outside;
+	} else if (VW == 2) {
+		int a = (p.s.x - PAR) / 2;
+		int pairs = pc.srcSize.x / 2;
+		vec2 v[NV];
+		[[unroll]] for (int t = 0; t < NV; t++) v[t] = LOAD2(src2[(row >> 1) + uint(clamp(a + t, 0, pairs - 1))]);
+		[[unroll]] for (int e = 0; e < SEG; e++) {
+			segIn[e] = yin && colIn[e];
+			segV[e] = segIn[e] ? v[(PAR + e) / 2][(PAR + e) % 2] : outside;
 		}
 	} else {
-		for (int kx = 0; kx < KW; kx++) {
-			rowIn[kx] = yin && colIn[kx];
-			float x = LOAD(src[row + uint(colX[kx])]);
-			rowV[kx] = rowIn[kx] ? x : outside;
+		[[unroll]] for (int e = 0; e < SEG; e++) {
+			segIn[e] = yin && colIn[e];
+			// Columns no window uses are never read (the compiler drops them).
+			float x = LOAD(src[row + uint(colX[e])]);
+			segV[e] = segIn[e] ? x : outside;
 		}
 	}
 	return yin;
 }
 
-bool loadRow(Pixel p, int ky) { return loadRowOutside(p, ky, 0.0); }
+bool loadRow(Strip p, int ky) { return loadRowOutside(p, ky, 0.0); }
+
+// Segment column of tap kx of the strip's window o.
+int tapCol(int o, int kx) { return o * SX + kx * DX; }
+
+// The strip's results, stored by storeResults.
+float res[OX];
+
+// storeResults writes res[0 .. count) to the destination.
+void storeResults(Strip p) {
+	if (VSTORE && OX == 4) {
+		dst4[p.dstIdx >> 2] = STORE_DST4(vec4(res[0], res[1 % OX], res[2 % OX], res[3 % OX]));
+	} else if (VSTORE && OX == 2) {
+		dst2[p.dstIdx >> 1] = STORE_DST2(vec2(res[0], res[1 % OX]));
+	} else {
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			if (o < p.count) dst[p.dstIdx + uint(o)] = STORE_DST(res[o]);
+		}
+	}
+}
 
 // floor(a / b) for b > 0.
 int floorDiv(int a, int b) {
@@ -145,9 +189,9 @@ int counted(int s, int k, int d, int lo, int hi) {
 	return max(0, t1 - t0 + 1);
 }
 
-// Whether p's window has a tap inside the image.
-bool anyTap(Pixel p) {
-	return counted(p.s.x, KW, DX, 0, pc.srcSize.x) > 0 && counted(p.s.y, KH, DY, 0, pc.srcSize.y) > 0;
+// Whether the strip's window o has a tap inside the image.
+bool anyTap(Strip p, int o) {
+	return counted(p.s.x + o * SX, KW, DX, 0, pc.srcSize.x) > 0 && counted(p.s.y, KH, DY, 0, pc.srcSize.y) > 0;
 }
 
 const float NEG_INF = -1.0 / 0.0;

@@ -13,23 +13,26 @@
 // the position of the clip origin in the source gradient upsampled by the
 // stride with zero insertion).
 //
-// One invocation computes a cell: the SX x SY dx pixels
-// winBase + (SX*m + fx, SY*n + fy), 0 <= fx < SX, 0 <= fy < SY. Cells line up
-// with the window grid, so which windows hold which pixel of the cell, and
-// at which tap, is known when the shader is specialised: window (m-a, n-b)
-// holds pixel (fx, fy) at tap ((SY*b + fy)/DY, (SX*a + fx)/DX) when those
-// offsets are inside the window and on a tap. Each window is read once per
-// cell and added to the pixels it holds. gl_GlobalInvocationID.x, .y number
-// the cells covering the dx clip, .z the planes (batch image n, channel c).
+// A cell is the SX x SY dx pixels winBase + (SX*m + fx, SY*n + fy),
+// 0 <= fx < SX, 0 <= fy < SY. Cells line up with the window grid, so which
+// windows hold which pixel of a cell, and at which tap, is known when the
+// shader is specialised: window (m-a, n-b) holds pixel (fx, fy) at tap
+// ((SY*b + fy)/DY, (SX*a + fx)/DX) when those offsets are inside the window
+// and on a tap. One invocation computes CX neighbouring cells of a row; it
+// reads each window that holds one of its pixels once (WX columns, AY
+// rows) and adds it to the pixels it holds. gl_GlobalInvocationID.x
+// numbers the strips of CX cells covering the dx clip, .y the cell rows,
+// .z the planes (batch image n, channel c).
 // Images are float32, or half in the f16 variants (elem.glsl); sums are
 // float32 and each dx value is rounded once, when stored.
 // Bindings: 0 is dy (or, for L2, the ratio pass's r laid out as dy);
 // GRAD_DX_BINDING (defined by the including shader) is dx; the forward
 // source or argmax codes are bound at 1 as "aux".
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
 
-layout(local_size_x_id = 0, local_size_y_id = 10) in;
+layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
 layout(constant_id = 1) const int KW = 2;  // kernel width
 layout(constant_id = 2) const int KH = 2;  // kernel height
@@ -37,11 +40,13 @@ layout(constant_id = 3) const int SX = 1;  // stride x
 layout(constant_id = 4) const int SY = 1;  // stride y
 layout(constant_id = 5) const int DX = 1;  // dilation x
 layout(constant_id = 6) const int DY = 1;  // dilation y
+layout(constant_id = 15) const int CX = 1; // cells per invocation
 
 const int KEX = (KW - 1) * DX + 1;  // window extent
 const int KEY = (KH - 1) * DY + 1;
 const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
 const int AY = (KEY - 1) / SY + 1;
+const int WX = AX + CX - 1;         // window columns holding a pixel of a strip
 
 layout(std430, binding = 0) readonly buffer Dy { DY_ELEM dy[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { ELEM dx[]; };
@@ -65,6 +70,7 @@ layout(push_constant) uniform Push {
 	uint dxPlane;     // of dx
 	uint channels;    // channels per batch image in this dispatch
 	uint dyWidth;     // dy W
+	uint planes;      // planes of the dispatch
 } pc;
 
 // floor(a / b) for b > 0.
@@ -80,9 +86,9 @@ int counted(int s, int k, int d, int lo, int hi) {
 	return max(0, t1 - t0 + 1);
 }
 
-// Cell is one invocation's work.
+// Cell is one invocation's work: CX cells from index m.
 struct Cell {
-	ivec2 m;      // cell (and window) index
+	ivec2 m;      // index of its first cell (and of the window based there)
 	uint dyOff, auxOff, dxOff;
 };
 
@@ -90,9 +96,9 @@ bool cellOf(out Cell c) {
 	ivec2 m0 = ivec2(floorDiv(pc.clipOrigin.x - pc.winBase.x, SX), floorDiv(pc.clipOrigin.y - pc.winBase.y, SY));
 	ivec2 m1 = ivec2(floorDiv(pc.clipOrigin.x + pc.clipSize.x - 1 - pc.winBase.x, SX),
 	                 floorDiv(pc.clipOrigin.y + pc.clipSize.y - 1 - pc.winBase.y, SY));
-	c.m = m0 + ivec2(gl_GlobalInvocationID.xy);
-	if (c.m.x > m1.x || c.m.y > m1.y) return false;
+	c.m = m0 + ivec2(int(gl_GlobalInvocationID.x) * CX, int(gl_GlobalInvocationID.y));
 	uint plane = gl_GlobalInvocationID.z;
+	if (c.m.x > m1.x || c.m.y > m1.y || plane >= pc.planes) return false;
 	uint n = plane / pc.channels, ch = plane % pc.channels;
 	c.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
 	c.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
@@ -100,33 +106,38 @@ bool cellOf(out Cell c) {
 	return true;
 }
 
-// Pixel (fx, fy) of the cell; false when outside the dx clip.
-bool cellPixel(Cell c, int fx, int fy, out ivec2 p) {
-	p = pc.winBase + ivec2(SX * c.m.x + fx, SY * c.m.y + fy);
+// Pixel (fx, fy) of cell i of the strip; false when outside the dx clip.
+bool cellPixel(Cell c, int i, int fx, int fy, out ivec2 p) {
+	p = pc.winBase + ivec2(SX * (c.m.x + i) + fx, SY * c.m.y + fy);
 	ivec2 r = p - pc.clipOrigin;
 	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
 }
 
-// Per window column a (cells back) and row b of a cell: the clamped dy
-// column and row offset, and whether they are inside the forward clip.
-// Separable, so computed once per column and row, not per window.
-int winX[AX];
-bool winXIn[AX];
+// Per window column j (window m.x - (AX-1) + j, ascending) and row b
+// (window m.y - b) of a strip: the clamped dy column and row, and whether
+// they are inside the forward clip. Separable, so computed once per column
+// and row, not per window.
+int winX[WX];
+bool winXIn[WX];
 uint winRow[AY];
 bool winYIn[AY];
 
 void windowAxes(Cell c) {
-	for (int a = 0; a < AX; a++) {
-		int w = c.m.x - a;
-		winXIn[a] = w >= pc.winLo.x && w < pc.winHi.x;
-		winX[a] = clamp(w, pc.winLo.x, pc.winHi.x - 1);
+	[[unroll]] for (int j = 0; j < WX; j++) {
+		int w = c.m.x - (AX - 1) + j;
+		winXIn[j] = w >= pc.winLo.x && w < pc.winHi.x;
+		winX[j] = clamp(w, pc.winLo.x, pc.winHi.x - 1);
 	}
-	for (int b = 0; b < AY; b++) {
+	[[unroll]] for (int b = 0; b < AY; b++) {
 		int w = c.m.y - b;
 		winYIn[b] = w >= pc.winLo.y && w < pc.winHi.y;
 		winRow[b] = uint(clamp(w, pc.winLo.y, pc.winHi.y - 1));
 	}
 }
+
+// The window offset (cells back) of window column j from cell i of a
+// strip; in [0, AX) when the window can hold pixels of the cell.
+int cellsBack(int i, int j) { return i + AX - 1 - j; }
 
 // Whether window offset a (cells back) holds pixel f of a cell along an
 // axis, for stride s, extent ke and dilation d.

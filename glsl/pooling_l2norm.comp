@@ -1,17 +1,25 @@
 #version 450
 // PoolingL2Norm (MPSCNNPoolingL2Norm): out = sqrt(sum of in^2 over the
-// window's in-image taps); taps outside add nothing in either edge mode.
+// window's in-image taps, in row-major order); taps outside add nothing in
+// either edge mode.
 // vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
 void main() {
-	Pixel p;
-	if (!pixelOf(p)) return;
+	Strip p;
+	if (!stripOf(p)) return;
 	columns(p);
-	float sum = 0.0;
-	for (int ky = 0; ky < KH; ky++) {
+	float sum[OX];
+	[[unroll]] for (int o = 0; o < OX; o++) sum[o] = 0.0;
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
 		loadRow(p, ky);
-		for (int kx = 0; kx < KW; kx++) sum += rowV[kx] * rowV[kx];
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			[[unroll]] for (int kx = 0; kx < KW; kx++) {
+				float v = segV[tapCol(o, kx)];
+				sum[o] += v * v;
+			}
+		}
 	}
-	dst[p.dstIdx] = STORE_DST(sqrt(sum));
+	[[unroll]] for (int o = 0; o < OX; o++) res[o] = sqrt(sum[o]);
+	storeResults(p);
 }

@@ -13,15 +13,29 @@
 layout(std430, binding = 2) readonly buffer Dy { ELEM dy[]; };
 
 void main() {
-	Pixel p;
-	if (!pixelOf(p)) return;
+	Strip p;
+	if (!stripOf(p)) return;
 	columns(p);
-	float sum = 0.0;
-	for (int ky = 0; ky < KH; ky++) {
+	float sum[OX];
+	[[unroll]] for (int o = 0; o < OX; o++) sum[o] = 0.0;
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
 		loadRow(p, ky);
-		for (int kx = 0; kx < KW; kx++) sum += rowV[kx] * rowV[kx];
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			[[unroll]] for (int kx = 0; kx < KW; kx++) {
+				float v = segV[tapCol(o, kx)];
+				sum[o] += v * v;
+			}
+		}
 	}
-	float out_ = sqrt(sum);
 	uint rel = p.dstIdx - (pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane);
-	dst[p.dstIdx] = out_ > 0.0 ? LOAD(dy[pc.dyBase + p.n * pc.dyBatch + p.c * pc.dyPlane + rel]) / out_ : 0.0;
+	uint dyIdx = pc.dyBase + p.n * pc.dyBatch + p.c * pc.dyPlane + rel;
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		float out_ = sqrt(sum[o]);
+		// The last strip of a row may end past the clip: dy is read only
+		// inside it.
+		float g = 0.0;
+		if (o < p.count) g = LOAD(dy[dyIdx + uint(o)]);
+		res[o] = out_ > 0.0 ? g / out_ : 0.0;
+	}
+	storeResults(p);
 }

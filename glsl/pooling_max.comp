@@ -7,18 +7,28 @@
 #include "pooling_common.glsl"
 
 void main() {
-	Pixel p;
-	if (!pixelOf(p)) return;
+	Strip p;
+	if (!stripOf(p)) return;
 	columns(p);
-	float m = NEG_INF;
-	bool nan = false;
-	for (int ky = 0; ky < KH; ky++) {
+	float m[OX];
+	bool nan[OX];
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		m[o] = NEG_INF;
+		nan[o] = false;
+	}
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
 		loadRowOutside(p, ky, CLAMP ? NEG_INF : 0.0);
-		for (int kx = 0; kx < KW; kx++) {
-			m = max(m, rowV[kx]);
-			nan = nan || isnan(rowV[kx]);
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			[[unroll]] for (int kx = 0; kx < KW; kx++) {
+				float v = segV[tapCol(o, kx)];
+				m[o] = max(m[o], v);
+				nan[o] = nan[o] || isnan(v);
+			}
 		}
 	}
-	float r = nan ? quietNaN() : m;
-	dst[p.dstIdx] = STORE_DST((CLAMP && !anyTap(p)) ? 0.0 : r);
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		float r = nan[o] ? quietNaN() : m[o];
+		res[o] = (CLAMP && !anyTap(p, o)) ? 0.0 : r;
+	}
+	storeResults(p);
 }

@@ -11,11 +11,8 @@
 // sentinel) when an outside tap wins or the window has no tap.
 //
 // Layout: per plane, clip row j holds ceil(W/PER) words of PER = 32/AMBITS
-// codes, the first pixel in the low bits. Each invocation computes one
-// pixel (neighbouring invocations, neighbouring columns); the codes of a
-// workgroup row meet in shared memory, where one invocation per word packs
-// and writes it (no atomics, no 8/16-bit storage). Workgroups are 16 wide,
-// a multiple of PER, so no word straddles two.
+// codes, the first pixel in the low bits. A strip is OX pixels, a multiple
+// of PER, so each invocation writes whole words: no atomics, no sharing.
 // vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
@@ -24,51 +21,52 @@ layout(constant_id = 12) const bool WRITE_VALUES = true;
 
 layout(std430, binding = 2) writeonly buffer Argmax { uint am[]; };
 
-shared uint codes[gl_WorkGroupSize.x * gl_WorkGroupSize.y];
-
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	uint code = MASK;
-	Pixel p;
-	if (pixelOf(p)) {
-		// The maximum first (NaN aside), then the first tap equal to it, or
-		// the first NaN: the same winner as comparing tap by tap with a
-		// strict >, at one select per tap. Outside taps hold the edge mode's
-		// value (0, or -inf under EdgeClamp, which then never wins).
-		columns(p);
-		float v[KH * KW];
-		bool in_[KH * KW];
-		float m = NEG_INF;
-		bool nan = false;
-		for (int ky = 0; ky < KH; ky++) {
-			loadRowOutside(p, ky, CLAMP ? NEG_INF : 0.0);
-			for (int kx = 0; kx < KW; kx++) {
-				v[ky * KW + kx] = rowV[kx];
-				in_[ky * KW + kx] = rowIn[kx];
-				m = max(m, rowV[kx]);
-				nan = nan || isnan(rowV[kx]);
+	Strip p;
+	if (!stripOf(p)) return;
+	// Tap by tap in row-major order, per window: a tap the edge mode
+	// considers (inside taps; outside ones too under EdgeZero, reading 0)
+	// wins when it is the first, or when no NaN has won and it is a NaN or
+	// strictly greater: the first maximum, or the first NaN.
+	columns(p);
+	float m[OX];
+	bool have[OX], nan[OX];
+	uint code[OX];
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		m[o] = 0.0;
+		have[o] = false;
+		nan[o] = false;
+		code[o] = MASK;
+	}
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
+		loadRowOutside(p, ky, 0.0);
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			[[unroll]] for (int kx = 0; kx < KW; kx++) {
+				int e = tapCol(o, kx);
+				bool considered = segIn[e] || !CLAMP;
+				float x = segV[e];
+				bool take = considered && (!have[o] || (!nan[o] && (isnan(x) || x > m[o])));
+				m[o] = take ? x : m[o];
+				code[o] = take ? (segIn[e] ? uint(ky * KW + kx) : MASK) : code[o];
+				have[o] = have[o] || considered;
+				nan[o] = nan[o] || (considered && isnan(x));
 			}
 		}
-		bool any = !CLAMP || anyTap(p);
-		for (int t = KH * KW - 1; t >= 0; t--) {
-			bool hit = nan ? isnan(v[t]) : (v[t] == m && (in_[t] || !CLAMP));
-			code = hit ? (in_[t] ? uint(t) : MASK) : code;
-		}
-		code = any ? code : MASK;
-		if (WRITE_VALUES) dst[p.dstIdx] = STORE_DST(any ? (nan ? quietNaN() : m) : 0.0);
 	}
-	uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
-	codes[ly * gl_WorkGroupSize.x + lx] = code;
-	barrier();
-	uint wordsPerRow = gl_WorkGroupSize.x / uint(PER);
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		// No tap considered (EdgeClamp, a window wholly outside): 0, MASK.
+		res[o] = have[o] ? (nan[o] ? quietNaN() : m[o]) : 0.0;
+		code[o] = o < p.count ? code[o] : MASK;
+	}
+	if (WRITE_VALUES) storeResults(p);
 	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
-	uint col = gl_WorkGroupID.x * wordsPerRow + lx;
-	uint y = gl_GlobalInvocationID.y;
-	if (lx >= wordsPerRow || col >= rowWords || y >= uint(pc.clipSize.y)) return;
-	uint word = 0u;
-	for (int q = 0; q < PER; q++) word |= (codes[ly * gl_WorkGroupSize.x + lx * uint(PER) + uint(q)] & MASK) << uint(q * AMBITS);
-	uint plane = gl_GlobalInvocationID.z;
-	uint n = plane / pc.channels, c = plane % pc.channels;
-	am[pc.amBase + n * pc.amBatch + c * pc.amPlane + y * rowWords + col] = word;
+	uint amRow = pc.amBase + p.n * pc.amBatch + p.c * pc.amPlane + uint(p.o.y) * rowWords;
+	[[unroll]] for (int w = 0; w < OX / PER; w++) {
+		uint word = 0u;
+		[[unroll]] for (int q = 0; q < PER; q++) word |= (code[w * PER + q] & MASK) << uint(q * AMBITS);
+		uint col = uint(p.o.x / PER + w);
+		if (col < rowWords) am[amRow + col] = word;
+	}
 }

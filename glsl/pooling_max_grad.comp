@@ -24,36 +24,43 @@ void main() {
 	if (!cellOf(c)) return;
 	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
 	windowAxes(c);
-	uint wordCol[AX], shift[AX];
-	for (int a = 0; a < AX; a++) {
-		uint qx = uint(winX[a] - pc.winLo.x);
-		wordCol[a] = qx / uint(PER);
-		shift[a] = (qx % uint(PER)) * uint(AMBITS);
+	uint wordCol[WX], shift[WX];
+	[[unroll]] for (int j = 0; j < WX; j++) {
+		uint qx = uint(winX[j] - pc.winLo.x);
+		wordCol[j] = qx / uint(PER);
+		shift[j] = (qx % uint(PER)) * uint(AMBITS);
 	}
-	float acc[SY][SX];
-	for (int fy = 0; fy < SY; fy++)
-		for (int fx = 0; fx < SX; fx++) acc[fy][fx] = 0.0;
-	for (int b = AY - 1; b >= 0; b--) {
+	float acc[SY][CX * SX];
+	[[unroll]] for (int fy = 0; fy < SY; fy++)
+		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
+	// Windows in ascending order (rows, then columns), as the sum's order.
+	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
-		for (int a = AX - 1; a >= 0; a--) {
-			float v = LOAD_DY(dy[row + uint(winX[a])]);
-			uint word = aux[codeRow + wordCol[a]];
-			uint code = (winYIn[b] && winXIn[a]) ? (word >> shift[a]) & MASK : MASK;
-			for (int fy = 0; fy < SY; fy++) {
-				if (!holds(b, fy, SY, KEY, DY)) continue;
-				for (int fx = 0; fx < SX; fx++) {
-					if (!holds(a, fx, SX, KEX, DX)) continue;
-					uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
-					acc[fy][fx] += code == tap ? v : 0.0;
+		[[unroll]] for (int j = 0; j < WX; j++) {
+			float v = LOAD_DY(dy[row + uint(winX[j])]);
+			uint word = aux[codeRow + wordCol[j]];
+			uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
+			[[unroll]] for (int i = 0; i < CX; i++) {
+				int a = cellsBack(i, j);
+				if (a < 0 || a >= AX) continue;
+				[[unroll]] for (int fy = 0; fy < SY; fy++) {
+					if (!holds(b, fy, SY, KEY, DY)) continue;
+					[[unroll]] for (int fx = 0; fx < SX; fx++) {
+						if (!holds(a, fx, SX, KEX, DX)) continue;
+						uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
+						acc[fy][i * SX + fx] += code == tap ? v : 0.0;
+					}
 				}
 			}
 		}
 	}
-	for (int fy = 0; fy < SY; fy++) {
-		for (int fx = 0; fx < SX; fx++) {
-			ivec2 p;
-			if (cellPixel(c, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][fx]);
+	[[unroll]] for (int fy = 0; fy < SY; fy++) {
+		[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int fx = 0; fx < SX; fx++) {
+				ivec2 p;
+				if (cellPixel(c, i, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][i * SX + fx]);
+			}
 		}
 	}
 }

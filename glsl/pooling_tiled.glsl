@@ -66,6 +66,7 @@ layout(push_constant) uniform Push {
 	uint dyBase;      // L2 ratio pass: element offset of plane (0, 0) of dy
 	uint dyBatch;     // elements between consecutive batch images of dy
 	uint dyPlane;     // dy H*W
+	uint planes;      // planes of the dispatch (the grid has exactly these)
 } pc;
 
 // Tile is one workgroup's work.

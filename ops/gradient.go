@@ -82,10 +82,26 @@ type poolingGradient struct {
 }
 
 // gatherKey selects a gather pipeline: the argmax code width (0 for
-// average and L2-norm) and whether the images are float16.
+// average and L2-norm), whether the images are float16, and the
+// workgroup.
 type gatherKey struct {
-	bits int
-	f16  bool
+	bits       int
+	f16        bool
+	lx, ly, lz int16
+}
+
+// gatherCells returns CX, the cells (stride-sized blocks of dx pixels) one
+// gather invocation computes: 4 at stride 1, where a window is read by up
+// to KW pixels, else 1 (measured on an H200: strips of two stride-2
+// cells ran at half the speed of single cells).
+func gatherCells(g Geometry) int {
+	if tune.gatherCX > 0 {
+		return tune.gatherCX
+	}
+	if g.StrideX == 1 {
+		return 4
+	}
+	return 1
 }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
@@ -125,8 +141,8 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 		return pl, nil
 	}
 	spec := geometrySpec(p.geom, EdgeZero)
-	lx, ly := localXY(p.dev.Limits())
-	spec["local_size_x"], spec["local_size_y"] = uint32(lx), uint32(ly)
+	spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
+	spec["CX"] = uint32(gatherCells(p.geom))
 	spec["AMBITS"] = uint32(k.bits)
 	sh, err := build(p.shader, k.f16)
 	if err != nil {
@@ -140,17 +156,17 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	return pl, nil
 }
 
-// cellGroups returns the gather's grid: the cells (stride-sized blocks of
-// dx pixels aligned with the window grid) covering a dx clip starting at
-// clip (w x h) for windows based at base, of z planes.
-func (p *poolingGradient) cellGroups(clipX, clipY, w, h int, baseX, baseY int64, z int) ([3]uint32, error) {
+// gatherGrid returns the gather's items: the strips of CX cells (cells
+// are stride-sized blocks of dx pixels aligned with the window grid) and
+// the cell rows covering a dx clip at (clipX, clipY) of w x h pixels for
+// windows based at base.
+func (p *poolingGradient) gatherGrid(clipX, clipY, w, h int, baseX, baseY int64) (strips, rows int) {
 	g := p.geom
 	cells := func(c, n int, base int64, s int) int {
 		return int(floorDiv64(int64(c+n-1)-base, int64(s))-floorDiv64(int64(c)-base, int64(s))) + 1
 	}
-	lim := p.dev.Limits()
-	lx, ly := localXY(lim)
-	return grid3(&lim, cells(clipX, w, baseX, g.StrideX), cells(clipY, h, baseY, g.StrideY), z, lx, ly)
+	cx := gatherCells(g)
+	return (cells(clipX, w, baseX, g.StrideX) + cx - 1) / cx, cells(clipY, h, baseY, g.StrideY)
 }
 
 // floorDiv64 is floor(a / b) for b > 0.
@@ -197,6 +213,7 @@ type gradPush struct {
 	DyBatch, AuxBatch, DxBatch uint32
 	DyPlane, AuxPlane, DxPlane uint32
 	Channels, DyWidth          uint32
+	Planes                     uint32 // planes of the dispatch (batches * channels)
 }
 
 // encode records the gradient of st from dy (and x) into dx with the
@@ -313,14 +330,21 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
 		plan.firstPass = passRatio
 	}
-	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16})
+	strips, rows := p.gatherGrid(j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
+	lx, ly, lz := localSize(p.dev.Limits(), strips, rows, j.batches*j.channels)
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}
 	var firstGroups [3]uint32
+	var firstKey passKey
 	if plan.scratch.buf != nil {
-		key := p.passes.key(plan.firstPass, st.EdgeMode, x, int(first.OffX)-kx/2)
-		if plan.firstPipe, err = p.passes.pipeline(key); err != nil {
+		// The ratio pass stores r laid out as dy (from element 0 of its
+		// scratch); the argmax pass stores codes only.
+		firstKey = p.passes.key(plan.firstPass, st.EdgeMode, x, passTarget{dstW: dy.w, clipX: st.Clip.X,
+			w: st.Clip.Width, h: st.Clip.Height, z: j.batches * j.channels, noValues: plan.firstPass == passArgmaxOnly,
+			firstSrcCol: int(first.OffX) - kx/2})
+		if plan.firstPipe, err = p.passes.pipeline(firstKey); err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
 	}
@@ -334,15 +358,16 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		z := pt.batches * pt.channels
 		if plan.scratch.buf != nil {
 			var err error
-			if firstGroups, err = p.passes.groups(plan.firstPass, st.Clip.Width, st.Clip.Height, z); err != nil {
+			if firstGroups, err = p.passes.groups(firstKey, st.Clip.Width, st.Clip.Height, z); err != nil {
 				return err
 			}
 		}
-		groups, err := p.cellGroups(j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY, z)
+		groups, err := grid3(&lim, strips, rows, z, lx, ly, lz)
 		if err != nil {
 			return err
 		}
 		pc.Channels, first.Channels = uint32(pt.channels), uint32(pt.channels)
+		pc.Planes, first.Planes = uint32(z), uint32(z)
 		switch {
 		case plan.scratch.buf != nil && p.kind == KindL2Norm:
 			// ratio pass: x, r, dy; then the gather reads r and x.

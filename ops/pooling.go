@@ -145,6 +145,7 @@ type poolPush struct {
 	AmPlane            uint32
 	DyBase, DyBatch    uint32 // pooling_l2norm_ratio only
 	DyPlane            uint32
+	Planes             uint32 // planes of the dispatch (batches * channels)
 }
 
 // unbounded is a count region that holds every tap.
@@ -182,7 +183,9 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 		pass = passArgmax
 	}
 	kx, _ := p.geom.effective()
-	pl, err := p.passes.pipeline(p.passes.key(pass, p.EdgeMode, src, j.offX-kx/2))
+	key := p.passes.key(pass, p.EdgeMode, src, passTarget{dstW: dst.w, dstBase: dst.base, clipX: j.clipX,
+		w: j.clipW, h: j.clipH, z: j.batches * j.channels, firstSrcCol: j.offX - kx/2})
+	pl, err := p.passes.pipeline(key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
@@ -218,7 +221,8 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
-		g, err := p.passes.groups(pass, j.clipW, j.clipH, pt.batches*pt.channels)
+		pc.Planes = uint32(pt.batches * pt.channels)
+		g, err := p.passes.groups(key, j.clipW, j.clipH, pt.batches*pt.channels)
 		if err != nil {
 			return err
 		}

@@ -16,10 +16,12 @@ import (
 // The forward shaders (and the gradients' first passes, which have their
 // shape) come in two families:
 //
-//   - direct (glsl/pooling_common.glsl): one invocation per destination
-//     pixel on a (column, row, plane) grid of 16x16 workgroups, reading its
-//     window straight from memory; with stride 2 and dilation 1 over an
-//     even-width source, taps load as aligned pairs (VEC2);
+//   - direct (glsl/pooling_common.glsl): one invocation per strip of OX
+//     destination pixels of a row (stripWidth), on a (strip, row, plane)
+//     grid; per window row it loads the source columns its windows span
+//     once, as aligned quads or pairs where the source's layout allows
+//     (loadWidth), and stores the strip as one vector where the
+//     destination's does;
 //   - tiled (glsl/pooling_tiled.glsl): for windows of more than
 //     tiledTaps taps, where each source value is read many times, a
 //     workgroup stages the source region of a tile of destination pixels in
@@ -27,8 +29,16 @@ import (
 //     memory: that bounds the window size (MaxWindowExtent).
 //
 // The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
-// stride-x x stride-y dx pixels aligned with the window grid, on a (cell
-// column, cell row, plane) grid of 16x16 workgroups.
+// stride-x x stride-y dx pixels aligned with the window grid, CX cells of a
+// row per invocation (gatherCells), on a (cell strip, cell row, plane)
+// grid.
+//
+// Pooling is bound by memory latency more than by arithmetic: an
+// invocation that issues all its loads at once and computes several
+// outputs keeps more bytes in flight than many invocations of one output
+// each, which would run in more waves. Workgroups are about 256
+// invocations shaped to the grid (localSize), planes stacked along z when
+// rows are short.
 
 // tiledTaps is the window size above which the tiled shaders are used.
 const tiledTaps = 64
@@ -99,19 +109,84 @@ func MaxWindowExtent(lim vk.Limits) int {
 	return lo
 }
 
-// localXY is the workgroup of the direct and gather shaders: 16x16, or
-// 16x8 on a device allowing fewer than 256 invocations.
-func localXY(lim vk.Limits) (int, int) {
-	if lim.MaxComputeWorkGroupInvocations < 256 || lim.MaxComputeWorkGroupSize[1] < 16 {
-		return 16, 8
+// workgroupTarget is the invocations a direct or gather workgroup aims at.
+const workgroupTarget = 256
+
+// pow2ceil returns the smallest power of two >= n (1 for n <= 1).
+func pow2ceil(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
 	}
-	return 16, 16
+	return p
+}
+
+// localSize returns the workgroup of a direct pass or gather over a grid of
+// w x h items of z planes: about workgroupTarget invocations within the
+// device's limits, x at most 32 wide, rows then planes filling the rest,
+// so that short rows and small planes still make full workgroups.
+func localSize(lim vk.Limits, w, h, z int) (lx, ly, lz int) {
+	target := workgroupTarget
+	if tune.wg > 0 {
+		target = tune.wg
+	}
+	total := min(target, int(lim.MaxComputeWorkGroupInvocations))
+	lx = min(pow2ceil(w), 32, total, int(lim.MaxComputeWorkGroupSize[0]))
+	ly = min(pow2ceil(h), total/lx, int(lim.MaxComputeWorkGroupSize[1]))
+	lz = max(1, min(pow2ceil(z), total/(lx*ly), int(lim.MaxComputeWorkGroupSize[2]), 64))
+	return lx, ly, lz
+}
+
+// maxSeg bounds the source columns one strip's windows span, SEG in the
+// shader, so its row of values stays in registers.
+const maxSeg = 40
+
+// stripWidth returns OX, the destination pixels per invocation of a
+// direct pass: 4 (the argmax passes always, whose 8-bit codes then fill a
+// word per invocation), fewer where a wide stride would make the strip's
+// source span too long.
+func stripWidth(g Geometry, pass passKind) int {
+	kx, _ := g.effective()
+	switch {
+	case pass == passArgmax || pass == passArgmaxOnly:
+		return 4
+	case tune.ox > 0 && (tune.ox-1)*g.StrideX+kx <= maxSeg:
+		return tune.ox
+	case 3*g.StrideX+kx <= maxSeg:
+		return 4
+	case g.StrideX+kx <= maxSeg:
+		return 2
+	}
+	return 1
+}
+
+// loadWidth returns the widest aligned load (4, 2 or 1 elements) a
+// strip of ox windows of g can use over src: the source rows and planes
+// must start on a multiple of it, and so must every strip's first column
+// relative to the first strip's (ox*stride).
+func loadWidth(g Geometry, ox int, src *Image) int {
+	for _, vw := range []int{4, 2} {
+		if tune.vw > 0 && vw > tune.vw {
+			continue
+		}
+		if src.w%vw == 0 && src.base%uint64(vw) == 0 && (ox*g.StrideX)%vw == 0 {
+			return vw
+		}
+	}
+	return 1
+}
+
+// vectorStore reports whether strips of ox results can be stored as one
+// vector: ox is 2 or 4 and the destination rows, planes, clip origin and
+// clip width are multiples of it.
+func vectorStore(ox, dstW int, dstBase uint64, clipX, clipW int) bool {
+	return !tune.noVStore && (ox == 2 || ox == 4) && dstW%ox == 0 && dstBase%uint64(ox) == 0 && clipX%ox == 0 && clipW%ox == 0
 }
 
 // grid3 returns the workgroups covering w x h items of z planes with
-// workgroups of lx x ly; ErrDeviceLimit past the device's counts.
-func grid3(lim *vk.Limits, w, h, z, lx, ly int) ([3]uint32, error) {
-	g := [3]uint32{uint32((w + lx - 1) / lx), uint32((h + ly - 1) / ly), uint32(z)}
+// workgroups of lx x ly x lz; ErrDeviceLimit past the device's counts.
+func grid3(lim *vk.Limits, w, h, z, lx, ly, lz int) ([3]uint32, error) {
+	g := [3]uint32{uint32((w + lx - 1) / lx), uint32((h + ly - 1) / ly), uint32((z + lz - 1) / lz)}
 	for axis := range g {
 		if g[axis] > lim.MaxComputeWorkGroupCount[axis] {
 			return g, fmt.Errorf("%w: %v workgroups exceed the device's %v", ErrDeviceLimit, g, lim.MaxComputeWorkGroupCount)
@@ -147,11 +222,12 @@ const (
 
 // passKey selects a forward-shaped pipeline.
 type passKey struct {
-	pass passKind
-	edge EdgeMode
-	vec2 bool
-	par  int8
-	f16  bool // float16 images: the shader's "f16" variant
+	pass       passKind
+	edge       EdgeMode
+	vw, par    int8 // load width and a strip's first column mod vw
+	vstore     bool // store strips as vectors
+	f16        bool // float16 images: the shader's "f16" variant
+	lx, ly, lz int16
 }
 
 // passes caches the forward-shaped pipelines of one kernel geometry.
@@ -187,14 +263,30 @@ func (ps *passes) shader(pass passKind) *spirv.Shader {
 	return pick(spirv.PoolingMax, spirv.PoolingMaxTiled)
 }
 
-// key returns the pipeline key of a pass over src whose first window (of
-// clip pixel 0) starts at column firstCol: VEC2 when the stride is 2, the
-// dilation 1 and the source's rows and planes start on even elements.
-func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, firstCol int) passKey {
-	k := passKey{pass: pass, edge: edge, f16: src.format == Float16}
-	if !tiled(ps.geom) && ps.geom.StrideX == 2 && ps.geom.DilationX == 1 && src.w%2 == 0 && src.base%2 == 0 {
-		k.vec2, k.par = true, int8(firstCol&1)
+// passTarget is where a pass stores its values: the destination's row
+// width and element base, and the clip it writes (clipX its first column),
+// w x h pixels of z planes.
+type passTarget struct {
+	dstW        int
+	dstBase     uint64
+	clipX       int
+	w, h, z     int
+	noValues    bool // the pass writes no values (argmax codes only)
+	firstSrcCol int  // source column of the first tap of clip pixel 0
+}
+
+// key returns the pipeline key of a pass over src storing into t.
+func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) passKey {
+	k := passKey{pass: pass, edge: edge, f16: src.format == Float16, vw: 1}
+	if tiled(ps.geom) {
+		return k
 	}
+	ox := stripWidth(ps.geom, pass)
+	vw := loadWidth(ps.geom, ox, src)
+	k.vw, k.par = int8(vw), int8(((t.firstSrcCol%vw)+vw)%vw)
+	k.vstore = !t.noValues && vectorStore(ox, t.dstW, t.dstBase, t.clipX, t.w)
+	lx, ly, lz := localSize(ps.dev.Limits(), (t.w+ox-1)/ox, t.h, t.z)
+	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
 }
 
@@ -212,10 +304,11 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		tw, th := forwardTile(ps.geom)
 		spec["TW"], spec["TH"] = uint32(tw), uint32(th)
 	} else {
-		lx, ly := localXY(lim)
-		spec["local_size_x"], spec["local_size_y"] = uint32(lx), uint32(ly)
-		if k.vec2 {
-			spec["VEC2"], spec["PAR"] = 1, uint32(k.par)
+		spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
+		spec["OX"] = uint32(stripWidth(ps.geom, k.pass))
+		spec["VW"], spec["PAR"] = uint32(k.vw), uint32(k.par)
+		if k.vstore {
+			spec["VSTORE"] = 1
 		}
 	}
 	if k.pass == passArgmax || k.pass == passArgmaxOnly {
@@ -237,16 +330,16 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 	return pl, nil
 }
 
-// groups returns the grid of a forward-shaped pass over a w x h clip of z
-// planes.
-func (ps *passes) groups(pass passKind, w, h, z int) ([3]uint32, error) {
+// groups returns the grid of a forward-shaped pass of pipeline key k over
+// a w x h clip of z planes.
+func (ps *passes) groups(k passKey, w, h, z int) ([3]uint32, error) {
 	lim := ps.dev.Limits()
 	if tiled(ps.geom) {
 		tw, th := forwardTile(ps.geom)
 		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
 	}
-	lx, ly := localXY(lim)
-	return grid3(&lim, w, h, z, lx, ly)
+	ox := stripWidth(ps.geom, k.pass)
+	return grid3(&lim, (w+ox-1)/ox, h, z, int(k.lx), int(k.ly), int(k.lz))
 }
 
 // geometrySpec returns the specialization constants the pooling shaders

@@ -74,59 +74,8 @@ var PoolingAverage = &Shader{
 	Name: "pooling_average",
 	file: "pooling_average.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
-	},
-	PushConstantSize: 104,
-	Spec: []SpecConstant{
-		{ID: 0, Name: "local_size_x", Default: 1},
-		{ID: 1, Name: "KW", Default: 2},
-		{ID: 2, Name: "KH", Default: 2},
-		{ID: 3, Name: "SX", Default: 1},
-		{ID: 4, Name: "SY", Default: 1},
-		{ID: 5, Name: "DX", Default: 1},
-		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
-		{ID: 9, Name: "PAR", Default: 0},
-		{ID: 10, Name: "local_size_y", Default: 1},
-	},
-	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
-	variants:      map[string]*Shader{"f16": PoolingAverageF16},
-}
-
-// PoolingAverageF16 is glsl/pooling_average.comp built with -DVKMPS_F16 (variant "f16").
-var PoolingAverageF16 = &Shader{
-	Name: "pooling_average_f16",
-	file: "pooling_average_f16.spv",
-	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
-	},
-	PushConstantSize: 104,
-	Spec: []SpecConstant{
-		{ID: 0, Name: "local_size_x", Default: 1},
-		{ID: 1, Name: "KW", Default: 2},
-		{ID: 2, Name: "KH", Default: 2},
-		{ID: 3, Name: "SX", Default: 1},
-		{ID: 4, Name: "SY", Default: 1},
-		{ID: 5, Name: "DX", Default: 1},
-		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
-		{ID: 9, Name: "PAR", Default: 0},
-		{ID: 10, Name: "local_size_y", Default: 1},
-	},
-	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
-}
-
-// PoolingAverageGrad is glsl/pooling_average_grad.comp.
-var PoolingAverageGrad = &Shader{
-	Name: "pooling_average_grad",
-	file: "pooling_average_grad.spv",
-	Bindings: []Binding{
-		{Binding: 0, Name: "Dy", Access: ReadOnly},
-		{Binding: 1, Name: "Dx", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 108,
 	Spec: []SpecConstant{
@@ -137,10 +86,69 @@ var PoolingAverageGrad = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VW", Default: 1},
+		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+	variants:      map[string]*Shader{"f16": PoolingAverageF16},
+}
+
+// PoolingAverageF16 is glsl/pooling_average.comp built with -DVKMPS_F16 (variant "f16").
+var PoolingAverageF16 = &Shader{
+	Name: "pooling_average_f16",
+	file: "pooling_average_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 8, Name: "VW", Default: 1},
+		{ID: 9, Name: "PAR", Default: 0},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingAverageGrad is glsl/pooling_average_grad.comp.
+var PoolingAverageGrad = &Shader{
+	Name: "pooling_average_grad",
+	file: "pooling_average_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingAverageGradF16},
 }
 
@@ -152,7 +160,7 @@ var PoolingAverageGradF16 = &Shader{
 		{Binding: 0, Name: "Dy", Access: ReadOnly},
 		{Binding: 1, Name: "Dx", Access: WriteOnly},
 	},
-	PushConstantSize: 108,
+	PushConstantSize: 112,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -162,9 +170,11 @@ var PoolingAverageGradF16 = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingAverageTiled is glsl/pooling_average_tiled.comp.
@@ -175,7 +185,7 @@ var PoolingAverageTiled = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -200,7 +210,7 @@ var PoolingAverageTiledF16 = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -221,10 +231,10 @@ var PoolingL2norm = &Shader{
 	Name: "pooling_l2norm",
 	file: "pooling_l2norm.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -233,12 +243,15 @@ var PoolingL2norm = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingL2normF16},
 }
 
@@ -247,10 +260,10 @@ var PoolingL2normF16 = &Shader{
 	Name: "pooling_l2norm_f16",
 	file: "pooling_l2norm_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -259,12 +272,15 @@ var PoolingL2normF16 = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingL2normGrad is glsl/pooling_l2norm_grad.comp.
@@ -276,7 +292,7 @@ var PoolingL2normGrad = &Shader{
 		{Binding: 1, Name: "Src", Access: ReadOnly},
 		{Binding: 2, Name: "Dx", Access: WriteOnly},
 	},
-	PushConstantSize: 108,
+	PushConstantSize: 112,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -286,9 +302,11 @@ var PoolingL2normGrad = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingL2normGradF16},
 }
 
@@ -301,6 +319,32 @@ var PoolingL2normGradF16 = &Shader{
 		{Binding: 1, Name: "Src", Access: ReadOnly},
 		{Binding: 2, Name: "Dx", Access: WriteOnly},
 	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingL2normRatio is glsl/pooling_l2norm_ratio.comp.
+var PoolingL2normRatio = &Shader{
+	Name: "pooling_l2norm_ratio",
+	file: "pooling_l2norm_ratio.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
 	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
@@ -310,36 +354,15 @@ var PoolingL2normGradF16 = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 10, Name: "local_size_y", Default: 1},
-	},
-	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
-}
-
-// PoolingL2normRatio is glsl/pooling_l2norm_ratio.comp.
-var PoolingL2normRatio = &Shader{
-	Name: "pooling_l2norm_ratio",
-	file: "pooling_l2norm_ratio.spv",
-	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
-		{Binding: 2, Name: "Dy", Access: ReadOnly},
-	},
-	PushConstantSize: 104,
-	Spec: []SpecConstant{
-		{ID: 0, Name: "local_size_x", Default: 1},
-		{ID: 1, Name: "KW", Default: 2},
-		{ID: 2, Name: "KH", Default: 2},
-		{ID: 3, Name: "SX", Default: 1},
-		{ID: 4, Name: "SY", Default: 1},
-		{ID: 5, Name: "DX", Default: 1},
-		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingL2normRatioF16},
 }
 
@@ -348,11 +371,11 @@ var PoolingL2normRatioF16 = &Shader{
 	Name: "pooling_l2norm_ratio_f16",
 	file: "pooling_l2norm_ratio_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 		{Binding: 2, Name: "Dy", Access: ReadOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -361,12 +384,15 @@ var PoolingL2normRatioF16 = &Shader{
 		{ID: 4, Name: "SY", Default: 1},
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingL2normRatioTiled is glsl/pooling_l2norm_ratio_tiled.comp.
@@ -378,7 +404,7 @@ var PoolingL2normRatioTiled = &Shader{
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 		{Binding: 2, Name: "Dy", Access: ReadOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -404,7 +430,7 @@ var PoolingL2normRatioTiledF16 = &Shader{
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 		{Binding: 2, Name: "Dy", Access: ReadOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -428,7 +454,7 @@ var PoolingL2normTiled = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -453,7 +479,7 @@ var PoolingL2normTiledF16 = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -474,10 +500,10 @@ var PoolingMax = &Shader{
 	Name: "pooling_max",
 	file: "pooling_max.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -487,12 +513,15 @@ var PoolingMax = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingMaxF16},
 }
 
@@ -501,10 +530,10 @@ var PoolingMaxF16 = &Shader{
 	Name: "pooling_max_f16",
 	file: "pooling_max_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -514,12 +543,15 @@ var PoolingMaxF16 = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingMaxArgmax is glsl/pooling_max_argmax.comp.
@@ -527,11 +559,11 @@ var PoolingMaxArgmax = &Shader{
 	Name: "pooling_max_argmax",
 	file: "pooling_max_argmax.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -541,14 +573,17 @@ var PoolingMaxArgmax = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 11, Name: "AMBITS", Default: 8},
 		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingMaxArgmaxF16},
 }
 
@@ -557,11 +592,11 @@ var PoolingMaxArgmaxF16 = &Shader{
 	Name: "pooling_max_argmax_f16",
 	file: "pooling_max_argmax_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src2", Access: ReadOnly},
-		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -571,14 +606,17 @@ var PoolingMaxArgmaxF16 = &Shader{
 		{ID: 5, Name: "DX", Default: 1},
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 7, Name: "CLAMP", Default: 0},
-		{ID: 8, Name: "VEC2", Default: 0},
+		{ID: 8, Name: "VW", Default: 1},
 		{ID: 9, Name: "PAR", Default: 0},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 11, Name: "AMBITS", Default: 8},
 		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 15, Name: "OX", Default: 1},
+		{ID: 16, Name: "VSTORE", Default: 0},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingMaxArgmaxTiled is glsl/pooling_max_argmax_tiled.comp.
@@ -590,7 +628,7 @@ var PoolingMaxArgmaxTiled = &Shader{
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -619,7 +657,7 @@ var PoolingMaxArgmaxTiledF16 = &Shader{
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -647,7 +685,7 @@ var PoolingMaxGrad = &Shader{
 		{Binding: 1, Name: "Aux", Access: ReadOnly},
 		{Binding: 2, Name: "Dx", Access: WriteOnly},
 	},
-	PushConstantSize: 108,
+	PushConstantSize: 112,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -658,9 +696,11 @@ var PoolingMaxGrad = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 	variants:      map[string]*Shader{"f16": PoolingMaxGradF16},
 }
 
@@ -673,7 +713,7 @@ var PoolingMaxGradF16 = &Shader{
 		{Binding: 1, Name: "Aux", Access: ReadOnly},
 		{Binding: 2, Name: "Dx", Access: WriteOnly},
 	},
-	PushConstantSize: 108,
+	PushConstantSize: 112,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -684,9 +724,11 @@ var PoolingMaxGradF16 = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
-	LocalSizeSpec: [3]int{0, 10, -1},
+	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
 // PoolingMaxTiled is glsl/pooling_max_tiled.comp.
@@ -697,7 +739,7 @@ var PoolingMaxTiled = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
@@ -723,7 +765,7 @@ var PoolingMaxTiledF16 = &Shader{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
 	},
-	PushConstantSize: 104,
+	PushConstantSize: 108,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "KW", Default: 2},
