@@ -3,6 +3,7 @@ package vk
 /*
 #include <stdlib.h>
 #include "loader.h"
+#include "vkmps.h"
 */
 import "C"
 
@@ -16,9 +17,10 @@ import (
 )
 
 var loader struct {
-	once sync.Once
-	name string
-	err  error
+	once   sync.Once
+	name   string
+	err    error
+	anchor C.VkInstance // see anchorDrivers; never destroyed
 }
 
 // load opens the Vulkan loader once per process and hands its
@@ -48,9 +50,28 @@ func load() error {
 		vkg.SetGetInstanceProcAddr(unsafe.Pointer(gipa))
 		if err := vkg.Init(); err != nil {
 			loader.err = fmt.Errorf("%w: %s: %v", ErrNoLoader, loader.name, err)
+			return
 		}
+		anchorDrivers()
 	})
 	return loader.err
+}
+
+// anchorDrivers creates one bare instance that lives as long as the
+// process. The Vulkan loader opens the drivers (ICDs) when an instance is
+// created and closes them when the last one is destroyed; NVIDIA's
+// libGLX_nvidia takes static TLS each time it is opened and does not give
+// it back, so after about 30 Open/Close cycles vkCreateInstance failed
+// with VK_ERROR_INCOMPATIBLE_DRIVER (measured: driver 580.159, one H200).
+// With this instance alive the drivers stay loaded. Errors are ignored:
+// Open reports them.
+func anchorDrivers() {
+	var in C.VkInstance
+	api := C.uint32_t(vkg.MakeVersion(1, 0, 0))
+	if C.vkmps_create_instance(api, nil, 0, nil, 0, 0, nil, &in) != C.VK_SUCCESS {
+		return
+	}
+	loader.anchor = in
 }
 
 // LoaderName returns the file name of the Vulkan loader library in use,
