@@ -18,7 +18,8 @@
 // arithmetic. Reads outside the image use a clamped index (always valid
 // memory) and a validity flag: no branch per tap.
 //
-// VW is the width of the loads: 1, or aligned pairs (2) or quads (4) when
+// VW is the width of the loads: 1, or aligned pairs (2), quads (4) or, for
+// float16, octets (8: 16 bytes, unpacked from uvec4) when
 // the source's rows and planes start on multiples of VW and every strip's
 // first column has the same remainder PAR mod VW (OX*SX a multiple of VW).
 // VSTORE stores the OX results as one vector (OX is 2 or 4, and the
@@ -49,6 +50,10 @@ const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
 layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
 layout(std430, binding = 0) readonly buffer Src2 { ELEM2 src2[]; };
 layout(std430, binding = 0) readonly buffer Src4 { ELEM4 src4[]; };
+#ifdef VKMPS_F16
+// Eight halves in one 16-byte load (VW = 8, float16 only).
+layout(std430, binding = 0) readonly buffer Src8 { uvec4 src8[]; };
+#endif
 layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
 layout(std430, binding = 1) writeonly buffer Dst2 { DST_ELEM2 dst2[]; };
 layout(std430, binding = 1) writeonly buffer Dst4 { DST_ELEM4 dst4[]; };
@@ -125,6 +130,25 @@ bool loadRowOutside(Strip p, int ky, float outside) {
 	int y = p.s.y + ky * DY;
 	bool yin = y >= 0 && y < pc.srcSize.y;
 	uint row = p.srcOff + uint(clamp(y, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+#ifdef VKMPS_F16
+	if (VW == 8) {
+		int a = (p.s.x - PAR) / 8;
+		int octs = pc.srcSize.x / 8;
+		vec2 v[NV * 4];
+		[[unroll]] for (int t = 0; t < NV; t++) {
+			uvec4 u = src8[(row >> 3) + uint(clamp(a + t, 0, octs - 1))];
+			v[4 * t] = unpackHalf2x16(u.x);
+			v[4 * t + 1] = unpackHalf2x16(u.y);
+			v[4 * t + 2] = unpackHalf2x16(u.z);
+			v[4 * t + 3] = unpackHalf2x16(u.w);
+		}
+		[[unroll]] for (int e = 0; e < SEG; e++) {
+			segIn[e] = yin && colIn[e];
+			segV[e] = segIn[e] ? v[(PAR + e) / 2][(PAR + e) % 2] : outside;
+		}
+		return yin;
+	}
+#endif
 	if (VW == 4) {
 		// Quads start at the multiple of 4 at or before the first column.
 		int a = (p.s.x - PAR) / 4;

@@ -557,3 +557,37 @@ func TestFloat16BadInput(t *testing.T) {
 	require.NoError(t, err)
 	f32.Close()
 }
+
+// The direct passes load a strip's source columns as aligned pairs, quads
+// or (float16) octets starting PAR columns before the strip's first tap:
+// every phase of the first tap against the load width, at strides 1, 2
+// and 3, with a width that allows the widest loads and one that allows
+// none, in float32 and float16, forward and gradient.
+func TestVectorLoadsEveryPhase(t *testing.T) {
+	dev := vktest.Open(t)
+	half := dev.Limits().Float16Storage
+	r := rand.New(rand.NewSource(170))
+	for _, kind := range kinds {
+		for _, s := range []int{1, 2, 3} {
+			for _, w := range []int{32, 27} {
+				for offX := -3; offX <= 4; offX++ {
+					g := ops.Geometry{KernelWidth: 3, KernelHeight: 2, StrideX: s, StrideY: 1, DilationX: 1, DilationY: 1}
+					if kind == ops.KindDilatedMax {
+						g.DilationX = 2
+					}
+					c := poolCase{kind: kind, geom: g, edge: ops.EdgeMode(offX & 1),
+						src: padding.Descriptor{N: 1, C: 2, H: 4, W: w},
+						dst: padding.Descriptor{N: 1, C: 2, H: 3, W: (w + s - 1) / s}, off: ops.Offset{X: offX, Y: 1}}
+					in := gradInput(r, kind, 2*4*w)
+					dy := randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W)
+					checkForward(t, dev, c, in)
+					checkGradient(t, dev, c, in, dy, offX%2 == 0)
+					if half {
+						checkForwardHalf(t, dev, c, in, offX%2 != 0)
+						checkGradientHalf(t, dev, c, in, dy, offX%2 == 0)
+					}
+				}
+			}
+		}
+	}
+}

@@ -147,26 +147,34 @@ const maxSeg = 40
 // source span too long.
 func stripWidth(g Geometry, pass passKind) int {
 	kx, _ := g.effective()
+	fits := func(ox int) bool { return (ox-1)*g.StrideX+kx <= maxSeg }
+	if pass == passArgmax || pass == passArgmaxOnly {
+		if tune.ox == 8 && fits(8) {
+			return 8
+		}
+		return 4
+	}
 	switch {
-	case pass == passArgmax || pass == passArgmaxOnly:
-		return 4
-	case tune.ox > 0 && (tune.ox-1)*g.StrideX+kx <= maxSeg:
+	case tune.ox > 0 && fits(tune.ox):
 		return tune.ox
-	case 3*g.StrideX+kx <= maxSeg:
+	case fits(4):
 		return 4
-	case g.StrideX+kx <= maxSeg:
+	case fits(2):
 		return 2
 	}
 	return 1
 }
 
-// loadWidth returns the widest aligned load (4, 2 or 1 elements) a
-// strip of ox windows of g can use over src: the source rows and planes
+// loadWidth returns the widest aligned load (4, 2 or 1 elements; 8 for
+// float16 images only with VKMPS_TUNE=vw=8: on an H200 16-byte loads of
+// halves sped the 3x3 stride-2 shapes up by 2-3% and slowed the 2x2 ones
+// by 18%) a strip of ox windows of g can use over src: the source rows
+// and planes
 // must start on a multiple of it, and so must every strip's first column
 // relative to the first strip's (ox*stride).
 func loadWidth(g Geometry, ox int, src *Image) int {
-	for _, vw := range []int{4, 2} {
-		if tune.vw > 0 && vw > tune.vw {
+	for _, vw := range []int{8, 4, 2} {
+		if (tune.vw > 0 && vw > tune.vw) || (vw == 8 && (src.format != Float16 || tune.vw != 8)) {
 			continue
 		}
 		if src.w%vw == 0 && src.base%uint64(vw) == 0 && (ox*g.StrideX)%vw == 0 {

@@ -12,10 +12,10 @@ import (
 // aid, not an API: unknown keys and bad values are ignored, and results
 // stay exact under any setting.
 //
-//	ox=N        destination pixels per invocation of the direct forward passes (1, 2 or 4; argmax passes keep 4)
+//	ox=N        destination pixels per invocation of the direct forward passes (1, 2, 4 or 8; argmax passes 4 or 8)
 //	gathercx=N  cells per gather invocation (1..8)
 //	wg=N        invocations per workgroup aimed at (32..1024, a power of two)
-//	vw=N        widest load of the direct passes (1, 2 or 4)
+//	vw=N        widest load of the direct passes, in elements (1, 2, 4 or 8)
 //	vstore=0    no vector stores
 type tuning struct {
 	ox, gatherCX, wg, vw int
@@ -37,7 +37,7 @@ func parseTuning(s string) tuning {
 		}
 		switch k {
 		case "ox":
-			if n == 1 || n == 2 || n == 4 {
+			if n == 1 || n == 2 || n == 4 || n == 8 {
 				t.ox = n
 			}
 		case "gathercx":
@@ -49,7 +49,7 @@ func parseTuning(s string) tuning {
 				t.wg = n
 			}
 		case "vw":
-			if n == 1 || n == 2 || n == 4 {
+			if n == 1 || n == 2 || n == 4 || n == 8 {
 				t.vw = n
 			}
 		case "vstore":

@@ -103,7 +103,7 @@ var PoolingAverageF16 = &Shader{
 	Name: "pooling_average_f16",
 	file: "pooling_average_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 0, Name: "Src8", Access: ReadOnly},
 		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 108,
@@ -260,7 +260,7 @@ var PoolingL2normF16 = &Shader{
 	Name: "pooling_l2norm_f16",
 	file: "pooling_l2norm_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 0, Name: "Src8", Access: ReadOnly},
 		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 108,
@@ -371,7 +371,7 @@ var PoolingL2normRatioF16 = &Shader{
 	Name: "pooling_l2norm_ratio_f16",
 	file: "pooling_l2norm_ratio_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 0, Name: "Src8", Access: ReadOnly},
 		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 		{Binding: 2, Name: "Dy", Access: ReadOnly},
 	},
@@ -530,7 +530,7 @@ var PoolingMaxF16 = &Shader{
 	Name: "pooling_max_f16",
 	file: "pooling_max_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 0, Name: "Src8", Access: ReadOnly},
 		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 108,
@@ -592,7 +592,7 @@ var PoolingMaxArgmaxF16 = &Shader{
 	Name: "pooling_max_argmax_f16",
 	file: "pooling_max_argmax_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 0, Name: "Src8", Access: ReadOnly},
 		{Binding: 1, Name: "Dst4", Access: WriteOnly},
 		{Binding: 2, Name: "Argmax", Access: WriteOnly},
 	},
