@@ -11,7 +11,7 @@ vkmps=${VKMPS:-vkmps}
 mkdir -p "$out"
 # float32 and float16 images in one run (the table ends with float16's
 # speed-up); PyTorch once per type.
-"$vkmps" bench --dtype float32,float16 --json "$out/vkmps.jsonl" --plot "$out/vkmps.png" ${VKMPS_BENCH_FLAGS:-}
+"$vkmps" bench --dtype float32,float16 --repeat 2 --json "$out/vkmps.jsonl" --plot "$out/vkmps.png" ${VKMPS_BENCH_FLAGS:-}
 PYTHONUNBUFFERED=1 python3 "$here/torch_pool_baseline.py" --iters "${TORCH_ITERS:-50}" > "$out/torch.jsonl"
 PYTHONUNBUFFERED=1 python3 "$here/torch_pool_baseline.py" --iters "${TORCH_ITERS:-50}" --dtype float16 > "$out/torch16.jsonl"
 python3 "$here/compare.py" "$out/vkmps.jsonl" "$out/torch.jsonl" "$out/torch16.jsonl" | tee "$out/compare.txt"

@@ -17,8 +17,10 @@ import (
 //	wg=N        invocations per workgroup aimed at (32..1024, a power of two)
 //	vw=N        widest load of the direct passes, in elements (1, 2, 4 or 8)
 //	vstore=0    no vector stores
+//	argmax=N    the direct argmax pass: 1 tap by tap with selects, 2 maximum then first equal
 type tuning struct {
 	ox, gatherCX, wg, vw int
+	argmax               int
 	noVStore             bool
 }
 
@@ -51,6 +53,10 @@ func parseTuning(s string) tuning {
 		case "vw":
 			if n == 1 || n == 2 || n == 4 || n == 8 {
 				t.vw = n
+			}
+		case "argmax":
+			if n == 1 || n == 2 {
+				t.argmax = n
 			}
 		case "vstore":
 			t.noVStore = n == 0
