@@ -27,23 +27,16 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
+#include "pooling_geometry.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
-layout(constant_id = 1) const int KW = 2;  // kernel width
-layout(constant_id = 2) const int KH = 2;  // kernel height
-layout(constant_id = 3) const int SX = 1;  // stride x
-layout(constant_id = 4) const int SY = 1;  // stride y
-layout(constant_id = 5) const int DX = 1;  // dilation x
-layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
 layout(constant_id = 8) const int VW = 1;         // load width: 1, 2 or 4 elements
 layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod VW
 layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
 layout(constant_id = 16) const bool VSTORE = false; // store the strip as one vector
 
-const int KEX = (KW - 1) * DX + 1;  // window extent
-const int KEY = (KH - 1) * DY + 1;
 const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
 const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
 
@@ -58,28 +51,7 @@ layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
 layout(std430, binding = 1) writeonly buffer Dst2 { DST_ELEM2 dst2[]; };
 layout(std430, binding = 1) writeonly buffer Dst4 { DST_ELEM4 dst4[]; };
 
-layout(push_constant) uniform Push {
-	ivec2 srcSize;    // source W, H
-	ivec2 clipOrigin; // destination x, y of the first pixel written
-	ivec2 clipSize;   // pixels written per axis
-	ivec2 offset;     // source position of the window centre of clipOrigin
-	ivec4 region;     // average: taps counted in N lie in [x0, x1) x [y0, y1)
-	uint srcBase;     // element offset of plane (0, 0) in the bound source range
-	uint dstBase;     // element offset of plane (0, 0) in the bound destination range
-	uint srcBatch;    // elements between consecutive batch images, source
-	uint dstBatch;    // elements between consecutive batch images, destination
-	uint channels;    // channels per batch image in this dispatch
-	uint srcPlane;    // source H*W
-	uint dstPlane;    // destination H*W
-	uint dstWidth;    // destination W
-	uint amBase;      // argmax: word offset of plane (0, 0) in the argmax range
-	uint amBatch;     // words between consecutive batch images of the argmax buffer
-	uint amPlane;     // words per argmax plane
-	uint dyBase;      // L2 ratio pass: element offset of plane (0, 0) of dy
-	uint dyBatch;     // elements between consecutive batch images of dy
-	uint dyPlane;     // dy H*W
-	uint planes;      // planes of the dispatch (batches * channels)
-} pc;
+#include "pooling_push.glsl"
 
 // Strip is one invocation's destination pixels.
 struct Strip {
@@ -198,19 +170,6 @@ void storeResults(Strip p) {
 			if (o < p.count) dst[p.dstIdx + uint(o)] = STORE_DST(res[o]);
 		}
 	}
-}
-
-// floor(a / b) for b > 0.
-int floorDiv(int a, int b) {
-	return a >= 0 ? a / b : -((b - 1 - a) / b);
-}
-
-// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
-// closed form.
-int counted(int s, int k, int d, int lo, int hi) {
-	int t0 = max(0, -floorDiv(s - lo, d));
-	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
-	return max(0, t1 - t0 + 1);
 }
 
 // Whether the strip's window o has a tap inside the image.

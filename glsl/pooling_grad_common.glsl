@@ -31,19 +31,12 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
+#include "pooling_geometry.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
-layout(constant_id = 1) const int KW = 2;  // kernel width
-layout(constant_id = 2) const int KH = 2;  // kernel height
-layout(constant_id = 3) const int SX = 1;  // stride x
-layout(constant_id = 4) const int SY = 1;  // stride y
-layout(constant_id = 5) const int DX = 1;  // dilation x
-layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 15) const int CX = 1; // cells per invocation
 
-const int KEX = (KW - 1) * DX + 1;  // window extent
-const int KEY = (KH - 1) * DY + 1;
 const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
 const int AY = (KEY - 1) / SY + 1;
 const int WX = AX + CX - 1;         // window columns holding a pixel of a strip
@@ -72,19 +65,6 @@ layout(push_constant) uniform Push {
 	uint dyWidth;     // dy W
 	uint planes;      // planes of the dispatch
 } pc;
-
-// floor(a / b) for b > 0.
-int floorDiv(int a, int b) {
-	return a >= 0 ? a / b : -((b - 1 - a) / b);
-}
-
-// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
-// closed form.
-int counted(int s, int k, int d, int lo, int hi) {
-	int t0 = max(0, -floorDiv(s - lo, d));
-	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
-	return max(0, t1 - t0 + 1);
-}
 
 // Cell is one invocation's work: CX cells from index m.
 struct Cell {

@@ -21,21 +21,14 @@
 // gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
 #extension GL_GOOGLE_include_directive : require
 #include "elem.glsl"
+#include "pooling_geometry.glsl"
 
 layout(local_size_x_id = 0) in;
 
-layout(constant_id = 1) const int KW = 2;  // kernel width
-layout(constant_id = 2) const int KH = 2;  // kernel height
-layout(constant_id = 3) const int SX = 1;  // stride x
-layout(constant_id = 4) const int SY = 1;  // stride y
-layout(constant_id = 5) const int DX = 1;  // dilation x
-layout(constant_id = 6) const int DY = 1;  // dilation y
 layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are skipped (else read 0)
 layout(constant_id = 13) const int TW = 32; // tile width, destination pixels
 layout(constant_id = 14) const int TH = 8;  // tile height
 
-const int KEX = (KW - 1) * DX + 1;    // window extent
-const int KEY = (KH - 1) * DY + 1;
 const int IW = (TW - 1) * SX + KEX;   // source columns a tile reads
 const int IH = (TH - 1) * SY + KEY;   // source rows a tile reads
 const int CP = (IW + SX - 1) / SX;    // columns per stride phase in shared memory
@@ -46,28 +39,7 @@ shared float tile[IH * IWP];
 layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
 
-layout(push_constant) uniform Push {
-	ivec2 srcSize;    // source W, H
-	ivec2 clipOrigin; // destination x, y of the first pixel written
-	ivec2 clipSize;   // pixels written per axis
-	ivec2 offset;     // source position of the window centre of clipOrigin
-	ivec4 region;     // average: taps counted in N lie in [x0, x1) x [y0, y1)
-	uint srcBase;     // element offset of plane (0, 0) in the bound source range
-	uint dstBase;     // element offset of plane (0, 0) in the bound destination range
-	uint srcBatch;    // elements between consecutive batch images, source
-	uint dstBatch;    // elements between consecutive batch images, destination
-	uint channels;    // channels per batch image in this dispatch
-	uint srcPlane;    // source H*W
-	uint dstPlane;    // destination H*W
-	uint dstWidth;    // destination W
-	uint amBase;      // argmax: word offset of plane (0, 0) in the argmax range
-	uint amBatch;     // words between consecutive batch images of the argmax buffer
-	uint amPlane;     // words per argmax plane
-	uint dyBase;      // L2 ratio pass: element offset of plane (0, 0) of dy
-	uint dyBatch;     // elements between consecutive batch images of dy
-	uint dyPlane;     // dy H*W
-	uint planes;      // planes of the dispatch (the grid has exactly these)
-} pc;
+#include "pooling_push.glsl"
 
 // Tile is one workgroup's work.
 struct Tile {
@@ -113,19 +85,6 @@ void loadTile(Tile t, float outside) {
 // tap returns tap (kx, ky) of the window of tile pixel (ox, oy).
 float tap(int ox, int oy, int kx, int ky) {
 	return tile[(oy * SY + ky * DY) * IWP + ((kx * DX) % SX) * CP + ox + (kx * DX) / SX];
-}
-
-// floor(a / b) for b > 0.
-int floorDiv(int a, int b) {
-	return a >= 0 ? a / b : -((b - 1 - a) / b);
-}
-
-// Taps of a window starting at s (k taps d apart) inside [lo, hi), in
-// closed form.
-int counted(int s, int k, int d, int lo, int hi) {
-	int t0 = max(0, -floorDiv(s - lo, d));
-	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
-	return max(0, t1 - t0 + 1);
 }
 
 // Source position of the first tap of tile pixel (ox, oy)'s window.

@@ -589,23 +589,17 @@ func (k *PoolingL2NormGradient) EncodeNew(cb *vk.CommandBuffer, sourceGradient, 
 // the counterpart of NewPooling (KindMax with a dilation other than 1
 // becomes KindDilatedMax, as there).
 func NewPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (PoolingGradient, error) {
-	dil := g.DilationX != 1 || g.DilationY != 1
-	switch kind {
+	k, err := effectiveKind(kind, g, "Gradient")
+	if err != nil {
+		return nil, err
+	}
+	switch k {
 	case KindMax:
-		if dil {
-			return NewDilatedPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
-		}
 		return NewPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
 	case KindDilatedMax:
 		return NewDilatedPoolingMaxGradient(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
-	case KindAverage, KindL2Norm:
-		if dil {
-			return nil, fmt.Errorf("%w: %vGradient has no dilation (got %dx%d)", ErrGeometry, kind, g.DilationX, g.DilationY)
-		}
-		if kind == KindAverage {
-			return NewPoolingAverageGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
-		}
-		return NewPoolingL2NormGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	case KindAverage:
+		return NewPoolingAverageGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
 	}
-	return nil, fmt.Errorf("%w: unknown pooling kind %v", ErrGeometry, kind)
+	return NewPoolingL2NormGradient(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
 }

@@ -543,23 +543,40 @@ func (k *DilatedPoolingMax) SetRecordArgmax(on bool) { k.RecordArgmax = on }
 // other than 1 is allowed only for KindMax, which then becomes
 // KindDilatedMax.
 func NewPooling(dev *vk.Device, kind PoolingKind, g Geometry) (Pooling, error) {
+	k, err := effectiveKind(kind, g, "")
+	if err != nil {
+		return nil, err
+	}
+	switch k {
+	case KindMax:
+		return NewPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	case KindDilatedMax:
+		return NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+	case KindAverage:
+		return NewPoolingAverage(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+	}
+	return NewPoolingL2Norm(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+}
+
+// effectiveKind returns the kernel NewPooling and NewPoolingGradient make
+// for kind and g: KindMax with a dilation other than 1 is KindDilatedMax;
+// average and L2-norm pooling have no dilation. suffix follows the kind
+// in errors ("Gradient").
+func effectiveKind(kind PoolingKind, g Geometry, suffix string) (PoolingKind, error) {
 	dil := g.DilationX != 1 || g.DilationY != 1
 	switch kind {
 	case KindMax:
 		if dil {
-			return NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+			return KindDilatedMax, nil
 		}
-		return NewPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+		return KindMax, nil
 	case KindDilatedMax:
-		return NewDilatedPoolingMax(dev, g.KernelWidth, g.KernelHeight, g.DilationX, g.DilationY, g.StrideX, g.StrideY)
+		return kind, nil
 	case KindAverage, KindL2Norm:
 		if dil {
-			return nil, fmt.Errorf("%w: %v has no dilation (got %dx%d)", ErrGeometry, kind, g.DilationX, g.DilationY)
+			return kind, fmt.Errorf("%w: %v%s has no dilation (got %dx%d)", ErrGeometry, kind, suffix, g.DilationX, g.DilationY)
 		}
-		if kind == KindAverage {
-			return NewPoolingAverage(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
-		}
-		return NewPoolingL2Norm(dev, g.KernelWidth, g.KernelHeight, g.StrideX, g.StrideY)
+		return kind, nil
 	}
-	return nil, fmt.Errorf("%w: unknown pooling kind %v", ErrGeometry, kind)
+	return kind, fmt.Errorf("%w: unknown pooling kind %v", ErrGeometry, kind)
 }
