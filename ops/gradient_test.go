@@ -328,16 +328,7 @@ func TestGradientMatchesPyTorch(t *testing.T) {
 		in, out, dy, wantDx := c.Tensors()
 		src := newImage(t, dev, in.Shape(), in.Data)
 		dyIm := newImage(t, dev, out.Shape(), dy.Data)
-		var dst, dx *ops.Image
-		var st *ops.PoolingGradientState
-		require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
-			var err error
-			if dst, st, err = f.EncodeNewWithState(cb, src); err != nil {
-				return err
-			}
-			dx, err = gk.EncodeNew(cb, dyIm, src, st)
-			return err
-		}), c.Name)
+		dst, dx, st := forwardBackward(t, dev, f, gk, src, dyIm, c.Name)
 		require.Equal(t, in.Shape(), dx.Descriptor().Descriptor(), c.Name)
 		got, err := dx.Read(context.Background())
 		require.NoError(t, err)
@@ -617,4 +608,20 @@ func mustMaxGrad(t *testing.T, dev *vk.Device) *ops.PoolingMaxGradient {
 	k, err := ops.NewPoolingMaxGradient(dev, 2, 2, 2, 2)
 	require.NoError(t, err)
 	return k
+}
+
+// forwardBackward runs f's EncodeNewWithState on src and gk's EncodeNew
+// from its state with dyIm, in one command buffer, and returns the
+// forward output, dx and the state.
+func forwardBackward(t *testing.T, dev *vk.Device, f ops.Pooling, gk ops.PoolingGradient, src, dyIm *ops.Image, name string) (dst, dx *ops.Image, st *ops.PoolingGradientState) {
+	t.Helper()
+	require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
+		var err error
+		if dst, st, err = f.EncodeNewWithState(cb, src); err != nil {
+			return err
+		}
+		dx, err = gk.EncodeNew(cb, dyIm, src, st)
+		return err
+	}), name)
+	return dst, dx, st
 }

@@ -403,16 +403,7 @@ func TestFloat16MatchesPyTorch(t *testing.T) {
 		in, out, dy, wantDx := c.Tensors()
 		src := newHalfImage(t, dev, in.Shape(), in.Data)
 		dyIm := newHalfImage(t, dev, out.Shape(), dy.Data)
-		var dst, dx *ops.Image
-		var st *ops.PoolingGradientState
-		require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
-			var err error
-			if dst, st, err = f.EncodeNewWithState(cb, src); err != nil {
-				return err
-			}
-			dx, err = gk.EncodeNew(cb, dyIm, src, st)
-			return err
-		}), c.Name)
+		dst, dx, st := forwardBackward(t, dev, f, gk, src, dyIm, c.Name)
 		gotOut, err := dst.Read(ctx)
 		require.NoError(t, err)
 		gotDx, err := dx.Read(ctx)
