@@ -11,7 +11,8 @@ import (
 //
 // Every shader below has an "f16" build (spirv's Variant) for float16
 // images: the same code with 16-bit loads and stores (glsl/elem.glsl),
-// chosen by the images' format; VEC2 then loads f16vec2 pairs (4 bytes).
+// chosen by the images' format; pair and quad loads are then f16vec2 and
+// f16vec4 (4 and 8 bytes).
 //
 // The forward shaders (and the gradients' first passes, which have their
 // shape) come in two families:
