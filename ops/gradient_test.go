@@ -20,29 +20,10 @@ import (
 // setArgmax sets RecordArgmax on a max kernel; other kinds ignore it.
 func setArgmax(f ops.Pooling, on bool) { f.SetRecordArgmax(on) }
 
-func isMax(k ops.PoolingKind) bool { return k == ops.KindMax || k == ops.KindDilatedMax }
-
-// gradInput draws a forward source. For the max kinds a third of the
-// inputs are small integers (ties, also with the 0 of outside taps under
-// EdgeZero) and a third hold NaNs.
+// gradInput draws a forward source with ref.PoolingInput: ties and NaNs
+// for the max kinds.
 func gradInput(r *rand.Rand, kind ops.PoolingKind, n int) []float32 {
-	d := randomData(r, n)
-	if !isMax(kind) {
-		return d
-	}
-	switch r.Intn(3) {
-	case 0:
-		for i := range d {
-			d[i] = float32(r.Intn(3) - 1)
-		}
-	case 1:
-		for i := range d {
-			if r.Intn(20) == 0 {
-				d[i] = float32(math.NaN())
-			}
-		}
-	}
-	return d
+	return ref.PoolingInput(r, kind.IsMax(), n)
 }
 
 // gradResult runs c's forward with state (recording argmax when record)
@@ -72,7 +53,7 @@ func gradResult(t *testing.T, dev *vk.Device, c poolCase, input, dy []float32, r
 	}), c)
 	defer dx.Close()
 	require.Equal(t, c.src, dx.Descriptor().Descriptor(), c)
-	assert.Equal(t, record && isMax(c.kind), st.HasArgmax(), c)
+	assert.Equal(t, record && c.kind.IsMax(), st.HasArgmax(), c)
 	got, err := dx.Read(context.Background())
 	require.NoError(t, err)
 	return got, st
@@ -107,7 +88,7 @@ func TestGradientMatchesReference(t *testing.T) {
 				c := randomCase(r, kind)
 				in := gradInput(r, kind, c.src.N*c.src.C*c.src.H*c.src.W)
 				dy := randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W)
-				checkGradient(t, dev, c, in, dy, isMax(kind) && i%2 == 1)
+				checkGradient(t, dev, c, in, dy, kind.IsMax() && i%2 == 1)
 			}
 		})
 	}
@@ -477,7 +458,7 @@ func TestGradientLargeTensorsAreSplit(t *testing.T) {
 					dst: padding.Descriptor{N: tc.src.N, C: tc.src.C, H: (tc.src.H + 1) / 2, W: (tc.src.W + 1) / 2}}
 				in := randomData(r, tc.src.N*tc.src.C*tc.src.H*tc.src.W)
 				dy := randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W)
-				checkGradient(t, dev, c, in, dy, isMax(kind))
+				checkGradient(t, dev, c, in, dy, kind.IsMax())
 			}
 		})
 	}

@@ -251,7 +251,7 @@ func TestFloat16GradientMatchesReference(t *testing.T) {
 				}
 				in := gradInput(r, kind, c.src.N*c.src.C*c.src.H*c.src.W)
 				dy := randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W)
-				checkGradientHalf(t, dev, c, in, dy, isMax(kind) && i%2 == 1)
+				checkGradientHalf(t, dev, c, in, dy, kind.IsMax() && i%2 == 1)
 			}
 		})
 	}
@@ -364,7 +364,7 @@ func TestFloat16LargeTensorsAreSplit(t *testing.T) {
 				dst: padding.Descriptor{N: sd.N, C: sd.C, H: (sd.H + 1) / 2, W: (sd.W + 1) / 2}}
 			in := randomData(r, sd.N*sd.C*sd.H*sd.W)
 			checkForwardHalf(t, dev, c, in, false)
-			checkGradientHalf(t, dev, c, in, randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W), isMax(kind))
+			checkGradientHalf(t, dev, c, in, randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W), kind.IsMax())
 		}
 	}
 }

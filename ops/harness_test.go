@@ -74,13 +74,7 @@ func (c poolCase) configure(f ops.Pooling, k *ops.Kernel) {
 	}
 }
 
-func randomData(r *rand.Rand, n int) []float32 {
-	d := make([]float32, n)
-	for i := range d {
-		d[i] = float32(r.NormFloat64())
-	}
-	return d
-}
+func randomData(r *rand.Rand, n int) []float32 { return ref.Normal(r, n) }
 
 func filled(n int, v float32) []float32 {
 	d := make([]float32, n)

@@ -32,6 +32,10 @@ func (k PoolingKind) String() string {
 	return fmt.Sprintf("PoolingKind(%d)", int(k))
 }
 
+// IsMax reports whether k is one of the max kinds (KindMax,
+// KindDilatedMax), whose gradients route dy to each window's argmax.
+func (k PoolingKind) IsMax() bool { return k == KindMax || k == KindDilatedMax }
+
 // Geometry is a pooling kernel's fixed shape: kernel size, stride and
 // dilation (1 = none) per axis.
 type Geometry struct {

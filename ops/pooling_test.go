@@ -487,3 +487,9 @@ func TestImageBadInput(t *testing.T) {
 		assert.ErrorIs(t, err, ops.ErrInvalidImage, "%+v", d)
 	}
 }
+
+func TestPoolingKindIsMax(t *testing.T) {
+	for k, want := range map[ops.PoolingKind]bool{ops.KindMax: true, ops.KindDilatedMax: true, ops.KindAverage: false, ops.KindL2Norm: false} {
+		assert.Equal(t, want, k.IsMax(), k.String())
+	}
+}

@@ -102,7 +102,7 @@ func (p *poolFlags) config() (poolConfig, error) {
 	var c poolConfig
 	c.kind = opKinds[p.op.Value]
 	op := p.op.Value
-	isMax := c.kind == ops.KindMax || c.kind == ops.KindDilatedMax
+	isMax := c.kind.IsMax()
 	stride := *p.stride
 	if !stride.IsSet() {
 		stride.H, stride.W = p.kernel.H, p.kernel.W

@@ -308,7 +308,7 @@ func runCheckCase(ctx context.Context, dev *vk.Device, r *rand.Rand, c checkCase
 	dd := dst.Descriptor()
 	dy = c.dy
 	if dy == nil {
-		dy = normal(r, dd.N*dd.C*dd.H*dd.W)
+		dy = ref.Normal(r, dd.N*dd.C*dd.H*dd.W)
 	}
 	dyIm, err := newImageFrom(ctx, dev, tensorOf(dd.N, dd.C, dd.H, dd.W, dy), "dy")
 	if err != nil {

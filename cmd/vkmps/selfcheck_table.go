@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 
 	"github.com/vkmps/vkmps/ops"
@@ -64,7 +63,7 @@ func randomCase(r *rand.Rand, kind ops.PoolingKind, id int) checkCase {
 				continue // an empty destination: draw again
 			}
 		}
-		c.input = checkInput(r, kind, c.src.N*c.src.C*c.src.H*c.src.W)
+		c.input = ref.PoolingInput(r, kind.IsMax(), c.src.N*c.src.C*c.src.H*c.src.W)
 		return c
 	}
 }
@@ -130,37 +129,6 @@ func drawCase(r *rand.Rand, kind ops.PoolingKind) checkCase {
 	return c
 }
 
-// checkInput draws n source values: normal, and for the max kinds one
-// time in three small integers (ties, also with the 0 of outside taps)
-// and one in three with NaNs.
-func checkInput(r *rand.Rand, kind ops.PoolingKind, n int) []float32 {
-	d := normal(r, n)
-	if kind != ops.KindMax && kind != ops.KindDilatedMax {
-		return d
-	}
-	switch r.Intn(3) {
-	case 0:
-		for i := range d {
-			d[i] = float32(r.Intn(3) - 1)
-		}
-	case 1:
-		for i := range d {
-			if r.Intn(20) == 0 {
-				d[i] = float32(math.NaN())
-			}
-		}
-	}
-	return d
-}
-
-func normal(r *rand.Rand, n int) []float32 {
-	d := make([]float32, n)
-	for i := range d {
-		d[i] = float32(r.NormFloat64())
-	}
-	return d
-}
-
 // describe names the configuration in failure messages.
 func (c checkCase) describe() string {
 	g := c.geom
@@ -180,7 +148,7 @@ func (c checkCase) describe() string {
 	if c.zeroPad != (padding.Pads{}) {
 		s += fmt.Sprintf(" zero-pad %v", c.zeroPad)
 	}
-	if c.argmax && (c.kind == ops.KindMax || c.kind == ops.KindDilatedMax) {
+	if c.argmax && c.kind.IsMax() {
 		s += " argmax"
 	}
 	return s
