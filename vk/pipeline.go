@@ -55,7 +55,7 @@ func (p *Pipeline) Statistics() (string, error) {
 	if err := p.dev.usable(); err != nil {
 		return "", err
 	}
-	if p.dev.fns.pipeline_flags == 0 {
+	if !p.dev.PipelineStatistics() {
 		return "", fmt.Errorf("%w: pipeline statistics (open the device with Options.PipelineStatistics; needs VK_KHR_pipeline_executable_properties)", ErrUnsupported)
 	}
 	buf := make([]byte, 1<<16)
@@ -64,6 +64,13 @@ func (p *Pipeline) Statistics() (string, error) {
 		return "", err
 	}
 	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), nil
+}
+
+// PipelineStatistics reports whether the device's pipelines carry the
+// compiler's statistics: it was opened with Options.PipelineStatistics and
+// offers VK_KHR_pipeline_executable_properties.
+func (d *Device) PipelineStatistics() bool {
+	return d.usable() == nil && d.fns.pipeline_flags != 0
 }
 
 // Pipelines returns the device's cached pipelines, sorted by name.

@@ -21,6 +21,7 @@ func TestPipelineStatistics(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Statistics()
 	assert.ErrorIs(t, err, vk.ErrUnsupported, "not asked for")
+	assert.False(t, plain.PipelineStatistics())
 	assert.Contains(t, p.String(), spirv.Copy.Name)
 	assert.Equal(t, []*vk.Pipeline{p}, plain.Pipelines())
 
@@ -28,6 +29,7 @@ func TestPipelineStatistics(t *testing.T) {
 	p, err = dev.Pipeline(spirv.Copy, 64)
 	require.NoError(t, err)
 	st, err := p.Statistics()
+	assert.Equal(t, err == nil, dev.PipelineStatistics())
 	if errors.Is(err, vk.ErrUnsupported) {
 		t.Logf("%s: %v", dev.Info().Name, err)
 		return

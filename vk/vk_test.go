@@ -665,3 +665,17 @@ func TestCloseBuffersBeforeCommit(t *testing.T) {
 		})
 	}
 }
+
+// Many Open/Close cycles in one process: on NVIDIA's driver the 31st
+// failed in vkCreateInstance until the loader's drivers were kept loaded
+// (anchorDrivers).
+func TestOpenCloseCycles(t *testing.T) {
+	for i := 0; i < 64; i++ {
+		d := vktest.Open(t)
+		b, err := d.NewBuffer(4096, "cycle")
+		require.NoError(t, err, "cycle %d", i)
+		require.NoError(t, b.Close())
+		vktest.Check(t, d)
+		require.NoError(t, d.Close(), "cycle %d", i)
+	}
+}

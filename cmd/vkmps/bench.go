@@ -356,6 +356,9 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 			return fmt.Errorf("%s: %w: --dtype float16 needs 16-bit storage buffer access, which it lacks", info.Name, vk.ErrUnsupported)
 		}
 	}
+	if cfg.stats && !dev.PipelineStatistics() {
+		return fmt.Errorf("--pipeline-stats: %s: %w: no pipeline statistics (VK_KHR_pipeline_executable_properties)", info.Name, vk.ErrUnsupported)
+	}
 	head := newBenchHeader(info, cfg)
 	var cases []benchCase
 	for _, s := range cfg.shapes {

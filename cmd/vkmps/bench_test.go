@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,6 +151,10 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"--plot", filepath.Join(dir, "x.jpg")}, "want a .png file"},
 		{[]string{"--json", filepath.Join(dir, "missing", "b.jsonl")}, "b.jsonl"},
 		{[]string{"--plot-metric", "fps"}, "--plot-metric"},
+		{[]string{"--repeat", "0"}, "--repeat: 0 is out of range"},
+		{[]string{"--repeat", "101"}, "--repeat: 101 is out of range"},
+		{[]string{"--warmup", "-1s"}, "--warmup: -1s is out of range"},
+		{[]string{"--warmup", "2m"}, "--warmup: 2m0s is out of range"},
 		{[]string{"--nope"}, "unknown flag --nope"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
@@ -167,4 +172,45 @@ func TestParseBenchShapes(t *testing.T) {
 	assert.Equal(t, []benchShape{{32, 64, 112, 112, 3, 2, 1, 2}, {8, 512, 28, 28, 3, 1, 1, 4}}, got)
 	_, err = parseBenchShapes(";")
 	assert.Error(t, err)
+}
+
+// --repeat runs every case again and keeps each row's best median per
+// direction, and measures the copy again at the end; --warmup is in the
+// header; --pipeline-stats prints statistics where the device has them
+// and otherwise fails naming what is missing.
+func TestBenchRepeatWarmupStats(t *testing.T) {
+	requireVulkan(t)
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "b.jsonl")
+	r := mustSucceed(t, "bench", "--small", "--iters", "1", "--ops", "avg", "--repeat", "2", "--warmup", "1ms", "--json", jsonPath)
+	assert.Contains(t, r.stdout, "best of 2 passes")
+	assert.Contains(t, r.stdout, "after 1ms of warm-up")
+	assert.Contains(t, r.stdout, "at the end")
+	data, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	head := benchJSONLines(t, string(data))[0]
+	assert.Equal(t, 2.0, head["repeat"])
+	assert.Equal(t, 1.0, head["warmup_ms"])
+	assert.Greater(t, head["copy_end_GBps"], 0.0)
+	assert.Greater(t, head["copy_end_fresh_GBps"], 0.0)
+
+	r = runVkmps(t, "bench", "--small", "--iters", "1", "--ops", "avg", "--pipeline-stats")
+	if r.code == 0 {
+		assert.Contains(t, r.stdout, "pipeline pooling_average")
+	} else {
+		assertOneLineError(t, r, 2, "pipeline statistics")
+	}
+}
+
+func TestBestRows(t *testing.T) {
+	ms := func(n int) benchTiming { return benchTiming{Median: time.Duration(n) * time.Millisecond} }
+	first := []benchRow{{Fwd: ms(5), Bwd: ms(9), FwdGBps: 1, BwdGBps: 1}, {Skipped: "too big"}}
+	second := []benchRow{{Fwd: ms(7), Bwd: ms(4), FwdGBps: 0.7, BwdGBps: 2}, {Fwd: ms(1)}}
+	assert.Equal(t, first, bestRows(nil, first))
+	got := bestRows(first, second)
+	assert.Equal(t, ms(5), got[0].Fwd, "the first pass's forward was faster")
+	assert.Equal(t, ms(4), got[0].Bwd, "the second pass's backward was faster")
+	assert.Equal(t, 1.0, got[0].FwdGBps)
+	assert.Equal(t, 2.0, got[0].BwdGBps)
+	assert.Equal(t, "too big", got[1].Skipped, "a skipped row stays skipped")
 }
