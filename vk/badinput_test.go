@@ -115,8 +115,8 @@ func TestBadInput(t *testing.T) {
 		{"nil", "nil buffer in a binding", func() error { return cb.Dispatch(p, []vk.BufferRange{{}, b.Whole()}, push, one) }, vk.ErrInvalid, "nil buffer"},
 		{"nil", "nil copy ranges", func() error { return cb.Copy(vk.BufferRange{}, vk.BufferRange{}) }, vk.ErrInvalid, "nil buffer"},
 		{"nil", "nil fill range", func() error { return cb.Fill(vk.BufferRange{}, 0) }, vk.ErrInvalid, "nil buffer"},
-		{"selector", "no such device", func() error { _, err := vk.Choose([]vk.Info{dev.Info()}, "no-such-gpu"); return err }, vk.ErrNoDevice, "no-such-gpu"},
-		{"selector", "index out of range", func() error { _, err := vk.Choose([]vk.Info{dev.Info()}, "7"); return err }, vk.ErrNoDevice, ""},
+		{"selector", "no such device", func() error { _, err := vk.Choose([]vk.Info{dev.Info()}, "no-such-gpu"); return err }, vk.ErrNoSuchDevice, "no-such-gpu"},
+		{"selector", "index out of range", func() error { _, err := vk.Choose([]vk.Info{dev.Info()}, "7"); return err }, vk.ErrNoSuchDevice, "index 7"},
 		{"selector", "no devices", func() error { _, err := vk.Choose(nil, ""); return err }, vk.ErrNoDevice, ""},
 	}
 	classes := map[string]int{}

@@ -303,7 +303,7 @@ func newStaging(d *Device, size uint64) (*staging, error) {
 	}
 	s := &staging{dev: d, handle: h, mem: mem, half: size / 2}
 	for i := range s.frames {
-		f, err := d.newFrame(false)
+		f, err := d.newFrame(false, 0)
 		if err != nil {
 			s.destroy()
 			return nil, err

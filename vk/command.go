@@ -21,18 +21,24 @@ import (
 // an optional timestamp query pool, and the C-side dispatch arguments.
 // Frames are recycled through the device.
 type frame struct {
-	pool   vkg.CommandPool
-	cmd    C.VkCommandBuffer
-	query  C.VkQueryPool // nil without timestamps
-	args   *C.vkmps_dispatch
-	serial uint64 // last submission; 0 before the first
+	pool  vkg.CommandPool
+	cmd   C.VkCommandBuffer
+	query C.VkQueryPool // nil without timestamps
+	// queries is the query pool's size: start, end and the marks.
+	queries uint32
+	args    *C.vkmps_dispatch
+	serial  uint64 // last submission; 0 before the first
 }
 
-func (d *Device) newFrame(timestamps bool) (*frame, error) {
+func (d *Device) newFrame(timestamps bool, marks int) (*frame, error) {
+	want := uint32(0)
+	if timestamps {
+		want = 2 + uint32(marks)
+	}
 	d.mu.Lock()
 	for i := len(d.frames) - 1; i >= 0; i-- {
 		f := d.frames[i]
-		if (f.query != nil) == timestamps {
+		if (f.query != nil) == timestamps && f.queries >= want {
 			d.frames = append(d.frames[:i], d.frames[i+1:]...)
 			d.mu.Unlock()
 			return f, nil
@@ -68,7 +74,7 @@ func (d *Device) newFrame(timestamps bool) (*frame, error) {
 		qci := vkg.QueryPoolCreateInfo{
 			SType:      vkg.StructureTypeQueryPoolCreateInfo,
 			QueryType:  vkg.QueryTypeTimestamp,
-			QueryCount: 2,
+			QueryCount: want,
 		}
 		var qp vkg.QueryPool
 		r = vkg.CreateQueryPool(d.handle, &qci, nil, &qp)
@@ -78,6 +84,7 @@ func (d *Device) newFrame(timestamps bool) (*frame, error) {
 			return nil, d.noteResult(err)
 		}
 		f.query = C.VkQueryPool(unsafe.Pointer(qp))
+		f.queries = want
 	}
 	f.args = (*C.vkmps_dispatch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vkmps_dispatch{}))))
 	if f.args == nil {
@@ -118,7 +125,7 @@ func (f *frame) begin(d *Device, timestamps bool) error {
 		return d.noteResult(err)
 	}
 	if timestamps && f.query != nil {
-		C.vkmps_reset_queries(d.fns, f.cmd, f.query, 0, 2)
+		C.vkmps_reset_queries(d.fns, f.cmd, f.query, 0, C.uint32_t(f.queries))
 		C.vkmps_timestamp(d.fns, f.cmd, f.query, 0, 0)
 	}
 	return nil
@@ -188,6 +195,8 @@ type CommandBuffer struct {
 	f          *frame
 	label      string
 	timestamps bool
+	marks      int // capacity for Mark
+	marked     int // marks recorded
 	state      cbState
 	serial     uint64
 	used       []*Buffer
@@ -206,6 +215,13 @@ type CommandBufferOption func(*CommandBuffer)
 // start and end; GPUTime reads them after Wait.
 func WithTimestamps() CommandBufferOption { return func(c *CommandBuffer) { c.timestamps = true } }
 
+// WithTimestampMarks is WithTimestamps with room for n more timestamps,
+// which Mark records between commands and MarkTimes reads (a profile of
+// the command buffer's work).
+func WithTimestampMarks(n int) CommandBufferOption {
+	return func(c *CommandBuffer) { c.timestamps, c.marks = true, max(n, 0) }
+}
+
 // WithLabel names the command buffer in errors.
 func WithLabel(label string) CommandBufferOption { return func(c *CommandBuffer) { c.label = label } }
 
@@ -223,7 +239,7 @@ func (d *Device) NewCommandBuffer(opts ...CommandBufferOption) (*CommandBuffer, 
 	if c.timestamps && !d.info.Limits.TimestampsSupported {
 		return nil, fmt.Errorf("%w: timestamps on the compute queue", ErrUnsupported)
 	}
-	f, err := d.newFrame(c.timestamps)
+	f, err := d.newFrame(c.timestamps, c.marks)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +260,7 @@ func (c *CommandBuffer) start() error {
 	}
 	C.vkmps_barrier(c.dev.fns, c.f.cmd, 1)
 	c.state = cbRecording
+	c.marked = 0
 	c.lastPipe = nil
 	c.used = c.used[:0]
 	c.hazards = c.hazards[:0]
@@ -346,10 +363,10 @@ func (c *CommandBuffer) Dispatch(p *Pipeline, bindings []BufferRange, push []byt
 	}
 	sh := p.shader
 	if len(bindings) != p.layout.nbind {
-		return invalidf("%s: shader %s has %d bindings, %d given", c.label, sh.Name, p.layout.nbind, len(bindings))
+		return invalidf("%s: shader %s has %d bindings, %d given", c.label, sh.ShaderName(), p.layout.nbind, len(bindings))
 	}
 	if uint32(len(push)) != p.layout.push {
-		return invalidf("%s: shader %s takes %d bytes of push constants, %d given", c.label, sh.Name, p.layout.push, len(push))
+		return invalidf("%s: shader %s takes %d bytes of push constants, %d given", c.label, sh.ShaderName(), p.layout.push, len(push))
 	}
 	lim := &c.dev.info.Limits
 	for axis, g := range groups {
@@ -359,14 +376,14 @@ func (c *CommandBuffer) Dispatch(p *Pipeline, bindings []BufferRange, push []byt
 	}
 	barrier := len(c.hazards) >= maxHazards
 	for i, r := range bindings {
-		if err := c.checkRange(sh.Name, i, r); err != nil {
+		if err := c.checkRange(sh.ShaderName(), i, r); err != nil {
 			return err
 		}
 		if r.Size > lim.MaxStorageBufferRange {
-			return invalidf("%s: binding %d of %s spans %d bytes, over the device's max storage buffer range %d", c.label, i, sh.Name, r.Size, lim.MaxStorageBufferRange)
+			return invalidf("%s: binding %d of %s spans %d bytes, over the device's max storage buffer range %d", c.label, i, sh.ShaderName(), r.Size, lim.MaxStorageBufferRange)
 		}
 		if a := lim.MinStorageBufferOffsetAlignment; a > 1 && r.Offset%a != 0 {
-			return invalidf("%s: binding %d of %s at offset %d, not a multiple of the device's alignment %d", c.label, i, sh.Name, r.Offset, a)
+			return invalidf("%s: binding %d of %s at offset %d, not a multiple of the device's alignment %d", c.label, i, sh.ShaderName(), r.Offset, a)
 		}
 		if !barrier && c.needBarrier(r, p.writes[i]) {
 			barrier = true
@@ -578,6 +595,55 @@ func (c *CommandBuffer) GPUTime() (time.Duration, error) {
 	}
 	ticks := (uint64(ts[1]) - uint64(ts[0])) & mask
 	return time.Duration(float64(ticks) * float64(c.dev.info.Limits.TimestampPeriod)), nil
+}
+
+// Mark records a GPU timestamp taken once every command recorded so far
+// has finished, and returns its number (from 0). It needs
+// WithTimestampMarks with room left.
+func (c *CommandBuffer) Mark() (int, error) {
+	if c.closed {
+		return 0, fmt.Errorf("%w: %s", ErrClosed, c.label)
+	}
+	if err := c.dev.usable(); err != nil {
+		return 0, err
+	}
+	if c.state != cbRecording {
+		return 0, invalidf("%s: Mark after Commit", c.label)
+	}
+	if c.marked >= c.marks {
+		return 0, invalidf("%s: Mark %d beyond the %d marks of WithTimestampMarks", c.label, c.marked, c.marks)
+	}
+	C.vkmps_timestamp(c.dev.fns, c.f.cmd, c.f.query, C.uint32_t(2+c.marked), 1)
+	c.marked++
+	return c.marked - 1, nil
+}
+
+// MarkTimes returns, for each Mark, the GPU time from the command buffer's
+// start to that mark, after the work has finished.
+func (c *CommandBuffer) MarkTimes() ([]time.Duration, error) {
+	if !c.timestamps {
+		return nil, invalidf("%s: made without WithTimestampMarks", c.label)
+	}
+	if err := c.dev.usable(); err != nil {
+		return nil, err
+	}
+	if c.state != cbSubmitted || !c.Done() {
+		return nil, invalidf("%s: work not finished", c.label)
+	}
+	ts := make([]C.uint64_t, 2+c.marked)
+	if err := check("vkGetQueryPoolResults", Result(C.vkmps_query_results(c.dev.fns, c.f.query, 0, C.uint32_t(len(ts)), &ts[0]))); err != nil {
+		return nil, c.dev.noteResult(err)
+	}
+	mask := ^uint64(0)
+	if bits := c.dev.info.timestampValidBits; bits < 64 {
+		mask = 1<<bits - 1
+	}
+	out := make([]time.Duration, c.marked)
+	for i := range out {
+		ticks := (uint64(ts[2+i]) - uint64(ts[0])) & mask
+		out[i] = time.Duration(float64(ticks) * float64(c.dev.info.Limits.TimestampPeriod))
+	}
+	return out, nil
 }
 
 // Reset discards the recording and starts a new one. The previous

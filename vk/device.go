@@ -16,21 +16,26 @@ import (
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
-
-	"github.com/vkmps/vkmps/spirv"
 )
 
 // Options configure Open.
 type Options struct {
 	// Device selects the device: a decimal index or a case-insensitive part
-	// of its name. Empty means $VKMPS_DEVICE, then the default rule of
-	// Choose (discrete > integrated > virtual > CPU).
+	// of its name (see Choose); Open fails with ErrNoSuchDevice when none
+	// matches. Empty means the default rule of Choose (discrete >
+	// integrated > virtual > CPU).
 	Device string
-	// Validation turns on VK_LAYER_KHRONOS_validation with synchronization
-	// validation. It is also on when $VKMPS_VALIDATION is "1" ("core": the
-	// layer without synchronization validation). Messages are collected;
-	// read them with Device.ValidationMessages.
-	Validation bool
+	// Validation turns on VK_LAYER_KHRONOS_validation: ValidationSync
+	// with synchronization validation, ValidationCore without. The zero
+	// value, ValidationDefault, is off here; ValidationOff is off too, and
+	// says so explicitly: package vkenv, which fills ValidationDefault from
+	// $VKMPS_VALIDATION, leaves it off. Messages are collected; read them
+	// with Device.ValidationMessages.
+	//
+	// Open reads no environment variable: the commands and the tests map
+	// $VKMPS_DEVICE and $VKMPS_VALIDATION to these fields with package
+	// vk/vkenv.
+	Validation Validation
 	// BlockSize is the size of the memory blocks buffers are sub-allocated
 	// from; 0 means 64 MiB.
 	BlockSize uint64
@@ -83,9 +88,12 @@ type Device struct {
 
 	pipeMu    sync.Mutex
 	pipeCache vkg.PipelineCache
-	pipelines map[string]*Pipeline
-	layouts   map[*spirv.Shader]*layout
-	modules   map[*spirv.Shader]vkg.ShaderModule
+	pipelines map[pipelineKey]*Pipeline
+	layouts   map[Shader]*layout
+	modules   map[Shader]vkg.ShaderModule
+	// waitIdle is vkDeviceWaitIdle; internal tests replace it to see that
+	// Close reports its failure.
+	waitIdle func(vkg.Device) vkg.Result
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -117,10 +125,17 @@ type retired struct {
 	fn     func()
 }
 
-// Open opens a device. See Options for how it is chosen.
+// Open opens a device. See Options for how it is chosen. It reads no
+// environment variable (package vk/vkenv maps them to Options).
 func Open(opts Options) (*Device, error) {
-	mode := validationFromEnv()
-	if opts.Validation && mode == validationOff {
+	if !opts.Validation.valid() {
+		return nil, invalidf("Options.Validation %d: want ValidationDefault, ValidationOff, ValidationCore or ValidationSync", int(opts.Validation))
+	}
+	mode := validationOff
+	switch opts.Validation {
+	case ValidationCore:
+		mode = validationCore
+	case ValidationSync:
 		mode = validationSync
 	}
 	in, err := newInstance(mode, instanceExtensions(opts)...)
@@ -132,7 +147,7 @@ func Open(opts Options) (*Device, error) {
 		in.destroy()
 		return nil, err
 	}
-	idx, err := Choose(infos, selectorFromEnv(opts.Device))
+	idx, err := Choose(infos, opts.Device)
 	if err != nil {
 		in.destroy()
 		return nil, err
@@ -143,15 +158,17 @@ func Open(opts Options) (*Device, error) {
 	}
 	if opts.NoFloat16Storage {
 		info.Limits.Float16Storage = false
+		info.Limits.CooperativeMatrixNV = nil // its float16 shaders need the storage
 	}
 	d := &Device{
 		info:      info,
 		inst:      in,
 		pd:        pds[idx],
-		pipelines: map[string]*Pipeline{},
-		layouts:   map[*spirv.Shader]*layout{},
-		modules:   map[*spirv.Shader]vkg.ShaderModule{},
+		pipelines: map[pipelineKey]*Pipeline{},
+		layouts:   map[Shader]*layout{},
+		modules:   map[Shader]vkg.ShaderModule{},
 		live:      map[string]int{},
+		waitIdle:  vkg.DeviceWaitIdle,
 	}
 	if err := d.init(opts); err != nil {
 		d.destroy()
@@ -180,11 +197,19 @@ func (d *Device) init(opts Options) error {
 		features |= C.VKMPS_FEATURE_PIPELINE_STATS
 		exts = append(exts, "VK_KHR_pipeline_executable_properties")
 	}
+	if len(d.info.Limits.CooperativeMatrixNV) > 0 {
+		// describe found every extension and feature listed.
+		features |= C.VKMPS_FEATURE_COOPMAT_NV | C.VKMPS_FEATURE_FLOAT16 | C.VKMPS_FEATURE_MEMORY_MODEL
+		exts = append(exts, coopMatExtensions...)
+	}
 	ce, freeExts := cStrings(exts)
 	defer freeExts()
 	var ch C.VkDevice
-	if err := check("vkCreateDevice", Result(C.vkmps_create_device(d.inst.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(d.pd)),
-		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), features, &ch))); err != nil {
+	createMu.Lock() // wine.go
+	cr := Result(C.vkmps_create_device(d.inst.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(d.pd)),
+		C.uint32_t(d.info.queueFamily), ce, C.uint32_t(len(exts)), features, &ch))
+	createMu.Unlock()
+	if err := check("vkCreateDevice", cr); err != nil {
 		return err
 	}
 	h := vkg.Device(unsafe.Pointer(ch))
@@ -332,19 +357,24 @@ func (d *Device) WaitIdle(ctx context.Context) error {
 
 // Close waits for the device to go idle and destroys it with everything
 // made on it. Objects still open are released too; LiveObjects, called
-// before Close, tells which they were. Close is safe to call twice.
+// before Close, tells which they were. Close is safe to call twice (the
+// second call does nothing and returns nil). It returns the error of
+// vkDeviceWaitIdle, such as one wrapping ErrDeviceLost: work submitted
+// before may not have completed. The device is destroyed either way.
 func (d *Device) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
-	d.destroy()
-	return nil
+	return d.destroy()
 }
 
-func (d *Device) destroy() {
+// destroy releases the device and everything made on it; it returns the
+// error of waiting for the device to go idle.
+func (d *Device) destroy() error {
 	d.destroyPresent()
+	var err error
 	if d.handle != nil {
-		vkg.DeviceWaitIdle(d.handle)
+		err = d.noteResult(check("vkDeviceWaitIdle", Result(d.waitIdle(d.handle))))
 		d.mu.Lock()
 		d.pending = nil
 		d.completed = d.serial
@@ -391,4 +421,5 @@ func (d *Device) destroy() {
 	if d.inst != nil {
 		d.inst.destroy()
 	}
+	return err
 }

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -87,6 +86,71 @@ type Limits struct {
 	// shaders may load and store 16-bit values in storage buffers (ops's
 	// float16 images).
 	Float16Storage bool
+	// CooperativeMatrixNV lists the device's subgroup-scope cooperative
+	// matrix shapes (VK_NV_cooperative_matrix,
+	// vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) when it can run
+	// the cooperative-matrix shaders vkmps builds: the extension with
+	// cooperativeMatrix, shaderFloat16 (VK_KHR_shader_float16_int8: half
+	// values in shared memory), vulkanMemoryModel (VK_KHR_vulkan_memory_model:
+	// glslang's cooperative-matrix SPIR-V declares the Vulkan memory
+	// model), 16-bit storage, and cooperative matrices and subgroup basic
+	// operations in compute shaders. Open enables those extensions and features then. nil
+	// otherwise.
+	CooperativeMatrixNV []CooperativeMatrixShape
+	// ComputeUnits is the device's count of multiprocessors where it
+	// reports one (VK_NV_shader_sm_builtins' shaderSMCount); 0 when
+	// unknown. Kernels size their work to fill the device with it.
+	ComputeUnits uint32
+}
+
+// ComponentType is a cooperative matrix element type (VkComponentTypeNV).
+type ComponentType uint32
+
+// The component types of VK_NV_cooperative_matrix.
+const (
+	ComponentFloat16 ComponentType = 0
+	ComponentFloat32 ComponentType = 1
+	ComponentFloat64 ComponentType = 2
+	ComponentSInt8   ComponentType = 3
+	ComponentSInt16  ComponentType = 4
+	ComponentSInt32  ComponentType = 5
+	ComponentSInt64  ComponentType = 6
+	ComponentUInt8   ComponentType = 7
+	ComponentUInt16  ComponentType = 8
+	ComponentUInt32  ComponentType = 9
+	ComponentUInt64  ComponentType = 10
+)
+
+func (c ComponentType) String() string {
+	names := [...]string{"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+	if int(c) < len(names) {
+		return names[c]
+	}
+	return fmt.Sprintf("ComponentType(%d)", uint32(c))
+}
+
+// CooperativeMatrixShape is one multiply-add a device's cooperative
+// matrices support at subgroup scope: D (M x N) = A (M x K) * B (K x N) + C
+// (M x N), of component types A, B, C, D.
+type CooperativeMatrixShape struct {
+	M, N, K    uint32
+	A, B, C, D ComponentType
+}
+
+func (s CooperativeMatrixShape) String() string {
+	return fmt.Sprintf("%dx%dx%d %v*%v+%v=%v", s.M, s.N, s.K, s.A, s.B, s.C, s.D)
+}
+
+// HasCooperativeMatrix reports whether l lists the shape M x N x K with
+// float16 A and B and float32 C and D.
+func (l Limits) HasCooperativeMatrix(m, n, k uint32) bool {
+	for _, s := range l.CooperativeMatrixNV {
+		if s.M == m && s.N == n && s.K == k && s.A == ComponentFloat16 && s.B == ComponentFloat16 &&
+			s.C == ComponentFloat32 && s.D == ComponentFloat32 {
+			return true
+		}
+	}
+	return false
 }
 
 // Info describes a physical device.
@@ -225,9 +289,12 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 	exts, _ := enumerate(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), false)
 	info.portabilitySubset = exts["VK_KHR_portability_subset"]
 	info.hasDriverProps = info.APIVersion >= Version(vkg.MakeVersion(1, 2, 0)) || exts["VK_KHR_driver_properties"]
+	var p2 C.vkmps_props2
 	if info.APIVersion >= Version(vkg.MakeVersion(1, 1, 0)) || exts["VK_KHR_get_physical_device_properties2"] {
-		var p2 C.vkmps_props2
 		C.vkmps_get_props2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), boolInt(info.hasDriverProps), &p2)
+		if p2.ok != 0 && exts["VK_NV_shader_sm_builtins"] {
+			info.Limits.ComputeUnits = uint32(C.vkmps_sm_count(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd))))
+		}
 		if p2.ok != 0 {
 			info.Limits.SubgroupSize = uint32(p2.subgroup_size)
 			info.Limits.MaxMemoryAllocationSize = uint64(p2.max_memory_allocation_size)
@@ -247,6 +314,7 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 		C.vkmps_get_features2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), boolInt(hasStats), &f2)
 		info.Limits.Float16Storage = f2.ok != 0 && f2.storage_buffer_16bit != 0
 		info.pipelineStats = hasStats && f2.ok != 0 && f2.pipeline_executable_info != 0
+		info.Limits.CooperativeMatrixNV = in.coopMatShapes(pd, exts, &p2, info.Limits.Float16Storage)
 	}
 
 	var mp vkg.PhysicalDeviceMemoryProperties
@@ -268,6 +336,47 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 	}
 	info.Limits.UnifiedMemory = info.Type != DeviceDiscreteGPU && hostVisibleDeviceLocal(&mp)
 	return info, true
+}
+
+// coopMatExtensions are the device extensions a device made for the
+// cooperative-matrix shaders enables (Limits.CooperativeMatrixNV).
+var coopMatExtensions = []string{"VK_NV_cooperative_matrix", "VK_KHR_shader_float16_int8", "VK_KHR_vulkan_memory_model"}
+
+// coopMatShapes returns the subgroup-scope cooperative matrix shapes of
+// pd when it has everything the cooperative-matrix shaders need (see
+// Limits.CooperativeMatrixNV), else nil.
+func (in *instance) coopMatShapes(pd vkg.PhysicalDevice, exts map[string]bool, p2 *C.vkmps_props2, storage16 bool) []CooperativeMatrixShape {
+	for _, e := range coopMatExtensions {
+		if !exts[e] {
+			return nil
+		}
+	}
+	const computeStage, basicOps = 0x20, 0x1 // VK_SHADER_STAGE_COMPUTE_BIT, VK_SUBGROUP_FEATURE_BASIC_BIT
+	if !storage16 || p2.ok == 0 || uint32(p2.subgroup_stages)&computeStage == 0 || uint32(p2.subgroup_ops)&basicOps == 0 {
+		return nil
+	}
+	cpd := C.VkPhysicalDevice(unsafe.Pointer(pd))
+	if uint32(C.vkmps_coopmat_stages(in.cHandle(), cpd))&computeStage == 0 {
+		return nil
+	}
+	var f C.vkmps_coop_features
+	C.vkmps_get_coop_features(in.cHandle(), cpd, 1, 1, 1, &f)
+	if f.ok == 0 || f.cooperative_matrix == 0 || f.shader_float16 == 0 || f.memory_model == 0 {
+		return nil
+	}
+	const most = 64
+	var raw [8 * most]C.uint32_t
+	n := int(C.vkmps_coopmat_shapes(in.cHandle(), cpd, &raw[0], most))
+	var shapes []CooperativeMatrixShape
+	for i := 0; i < n; i++ {
+		r := raw[8*i : 8*i+8]
+		if r[7] != 3 { // VK_SCOPE_SUBGROUP_NV
+			continue
+		}
+		shapes = append(shapes, CooperativeMatrixShape{M: uint32(r[0]), N: uint32(r[1]), K: uint32(r[2]),
+			A: ComponentType(r[3]), B: ComponentType(r[4]), C: ComponentType(r[5]), D: ComponentType(r[6])})
+	}
+	return shapes
 }
 
 func hostVisibleDeviceLocal(mp *vkg.PhysicalDeviceMemoryProperties) bool {
@@ -295,7 +404,9 @@ func Devices() ([]Info, error) {
 // Choose returns the position in infos of the device that selector names:
 // a decimal index (matching Info.Index) or a case-insensitive part of the
 // name. An empty selector picks the default: discrete > integrated >
-// virtual > CPU > other, the first of a kind.
+// virtual > CPU > other, the first of a kind. With no devices the error
+// wraps ErrNoDevice; a selector that matches none of them gives one
+// wrapping ErrNoSuchDevice, naming the selector and the devices.
 func Choose(infos []Info, selector string) (int, error) {
 	if len(infos) == 0 {
 		return -1, ErrNoDevice
@@ -316,7 +427,7 @@ func Choose(infos []Info, selector string) (int, error) {
 				return i, nil
 			}
 		}
-		return -1, fmt.Errorf("%w: no device with index %d (have %s)", ErrNoDevice, idx, listNames(infos))
+		return -1, fmt.Errorf("%w: no device has index %d (devices: %s)", ErrNoSuchDevice, idx, listNames(infos))
 	}
 	low := strings.ToLower(selector)
 	for i, d := range infos {
@@ -324,7 +435,7 @@ func Choose(infos []Info, selector string) (int, error) {
 			return i, nil
 		}
 	}
-	return -1, fmt.Errorf("%w: no device named like %q (have %s)", ErrNoDevice, selector, listNames(infos))
+	return -1, fmt.Errorf("%w: no device name contains %q (devices: %s)", ErrNoSuchDevice, selector, listNames(infos))
 }
 
 func listNames(infos []Info) string {
@@ -333,12 +444,4 @@ func listNames(infos []Info) string {
 		parts = append(parts, fmt.Sprintf("%d %q", d.Index, d.Name))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// selectorFromEnv returns opts' selector, else $VKMPS_DEVICE.
-func selectorFromEnv(s string) string {
-	if s != "" {
-		return s
-	}
-	return os.Getenv("VKMPS_DEVICE")
 }

@@ -11,8 +11,12 @@ var (
 	// ErrNoLoader: no Vulkan loader library could be opened.
 	ErrNoLoader = errors.New("vk: no Vulkan loader found (install libvulkan1 and a driver, e.g. `apt-get install libvulkan1 mesa-vulkan-drivers` on Debian/Ubuntu; the Vulkan Runtime or a GPU driver on Windows; MoltenVK or the Vulkan SDK on macOS)")
 	// ErrNoDevice: the loader found no usable device (no driver installed, or
-	// none with a compute queue), or the requested device does not exist.
+	// none with a compute queue).
 	ErrNoDevice = errors.New("vk: no Vulkan device with compute support (install a driver, e.g. `apt-get install mesa-vulkan-drivers` for the lavapipe CPU device)")
+	// ErrNoSuchDevice: devices exist, but none matches the selector asked
+	// for (Options.Device, $VKMPS_DEVICE, --device). The message names the
+	// selector and lists the devices there are.
+	ErrNoSuchDevice = errors.New("vk: no such Vulkan device")
 	// ErrDeviceLost: the device was lost (driver reset, GPU hang). The Device
 	// is unusable afterwards; every later call returns this error.
 	ErrDeviceLost = errors.New("vk: device lost")

@@ -8,9 +8,7 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -44,7 +42,8 @@ func (m Message) String() string {
 	return fmt.Sprintf("%s %s [%s] %s", m.Type, m.Severity, m.ID, m.Text)
 }
 
-// validationMode is what VKMPS_VALIDATION or Options ask for.
+// validationMode is the layer setting an instance is created with
+// (Options.Validation resolved).
 type validationMode int
 
 const (
@@ -52,19 +51,6 @@ const (
 	validationCore
 	validationSync // core plus synchronization validation
 )
-
-// validationFromEnv reads VKMPS_VALIDATION: "1", "sync" or "true" turn on
-// the validation layer with synchronization validation; "core" turns on the
-// layer alone; "", "0" and "false" leave it off.
-func validationFromEnv() validationMode {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv("VKMPS_VALIDATION"))) {
-	case "1", "sync", "true", "on", "yes":
-		return validationSync
-	case "core":
-		return validationCore
-	}
-	return validationOff
-}
 
 const validationLayer = "VK_LAYER_KHRONOS_validation"
 
@@ -183,13 +169,17 @@ func newInstance(mode validationMode, extra ...string) (*instance, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !have[validationLayer] {
-			return nil, fmt.Errorf("%w: validation asked for but %s is not installed (Debian: apt-get install vulkan-validationlayers; elsewhere: the Vulkan SDK)", ErrUnsupported, validationLayer)
+		// Under Wine the layer can only be enabled outside (hostlayer.go).
+		outside := !have[validationLayer] && hostValidationActive()
+		if !have[validationLayer] && !outside {
+			return nil, fmt.Errorf("%w: validation asked for but %s is not installed (Debian: apt-get install vulkan-validationlayers; elsewhere: the Vulkan SDK%s)", ErrUnsupported, validationLayer, hostLayerHint())
 		}
 		if !exts["VK_EXT_debug_utils"] {
 			return nil, fmt.Errorf("%w: validation needs the VK_EXT_debug_utils instance extension", ErrUnsupported)
 		}
-		layers = append(layers, validationLayer)
+		if !outside {
+			layers = append(layers, validationLayer)
+		}
 		enable = append(enable, "VK_EXT_debug_utils")
 		pnext = C.vkmps_validation_features(boolInt(mode == validationSync))
 		if pnext == nil {
@@ -202,8 +192,10 @@ func newInstance(mode validationMode, extra ...string) (*instance, error) {
 	ce, freeExts := cStrings(enable)
 	defer freeExts()
 	var ch C.VkInstance
+	createMu.Lock() // wine.go
 	r := Result(C.vkmps_create_instance(C.uint32_t(in.apiVersion), cl, C.uint32_t(len(layers)), ce, C.uint32_t(len(enable)),
 		C.uint32_t(flags), pnext, &ch))
+	createMu.Unlock()
 	if err := check("vkCreateInstance", r); err != nil {
 		if r == ErrorIncompatibleDriver {
 			return nil, fmt.Errorf("%w (%v)", ErrNoDevice, err)

@@ -17,14 +17,29 @@ import (
 	"github.com/vkmps/vkmps/spirv"
 )
 
-// openInternal opens a device for an internal test (which cannot use
-// vktest: it imports this package), skipping cleanly without one.
+// openInternal opens a device for an internal test, which cannot use
+// vktest or vkenv (they import this package): it completes opts from
+// $VKMPS_DEVICE and $VKMPS_VALIDATION as vkenv.Options does and skips
+// cleanly without a device unless $VKMPS_REQUIRE_DEVICE=1 (or without the
+// validation layer, when opts ask for it).
 func openInternal(t *testing.T, opts Options) *Device {
 	t.Helper()
+	if opts.Device == "" {
+		opts.Device = os.Getenv("VKMPS_DEVICE")
+	}
+	if opts.Validation == ValidationDefault {
+		v, err := ParseValidation(os.Getenv("VKMPS_VALIDATION"))
+		require.NoError(t, err, "$VKMPS_VALIDATION")
+		opts.Validation = v
+	}
 	d, err := Open(opts)
 	if err != nil {
-		if (errors.Is(err, ErrNoLoader) || errors.Is(err, ErrNoDevice)) && os.Getenv("VKMPS_REQUIRE_DEVICE") != "1" {
+		required := os.Getenv("VKMPS_REQUIRE_DEVICE") == "1"
+		if (errors.Is(err, ErrNoLoader) || errors.Is(err, ErrNoDevice)) && !required {
 			t.Skipf("no Vulkan device: %v", err)
+		}
+		if errors.Is(err, ErrUnsupported) && opts.Validation != ValidationOff && !required {
+			t.Skipf("no validation layer: %v", err)
 		}
 		t.Fatalf("Open: %v", err)
 	}
@@ -72,6 +87,16 @@ func testDeviceLost(t *testing.T, opts Options) {
 	require.NoError(t, finished.Fill(h.Whole(), 7))
 	require.NoError(t, finished.Commit())
 	require.NoError(t, finished.Wait(ctx))
+	var marked *CommandBuffer // finished, with a timestamp mark
+	if d.Limits().TimestampsSupported {
+		marked, err = d.NewCommandBuffer(WithTimestampMarks(1))
+		require.NoError(t, err)
+		require.NoError(t, marked.Fill(h.Whole(), 8))
+		_, err = marked.Mark()
+		require.NoError(t, err)
+		require.NoError(t, marked.Commit())
+		require.NoError(t, marked.Wait(ctx))
+	}
 	// Work running when the device is lost: a waiter must come back.
 	running, err := d.NewCommandBuffer()
 	require.NoError(t, err)
@@ -120,6 +145,11 @@ func testDeviceLost(t *testing.T, opts Options) {
 	}
 	if !finished.timestamps {
 		fails["CommandBuffer.GPUTime"] = func() error { return ErrDeviceLost } // ErrInvalid first: no timestamps
+	}
+	fails["CommandBuffer.Mark"] = func() error { _, err := recording.Mark(); return err }
+	fails["CommandBuffer.MarkTimes"] = func() error { return ErrDeviceLost } // ErrInvalid first: no marks
+	if marked != nil {
+		fails["CommandBuffer.MarkTimes"] = func() error { _, err := marked.MarkTimes(); return err }
 	}
 	works := map[string]func(){
 		"Device.Close":              nil, // below
@@ -187,6 +217,9 @@ func testDeviceLost(t *testing.T, opts Options) {
 	t.Logf("%d calls fail with ErrDeviceLost, %d methods keep working", len(fails), len(works))
 
 	// Closing everything after the loss is safe, twice.
+	if marked != nil {
+		require.NoError(t, marked.Close())
+	}
 	for _, c := range []interface{ Close() error }{recording, finished, running, a, b, h, a, recording} {
 		require.NoError(t, c.Close())
 	}

@@ -14,8 +14,6 @@ import (
 	"unsafe"
 
 	vkg "github.com/vulkan-go/vulkan"
-
-	"github.com/vkmps/vkmps/spirv"
 )
 
 // Pipeline is a compute pipeline: a shader with its specialization
@@ -24,7 +22,7 @@ import (
 type Pipeline struct {
 	key       string // shader name and constants: "name/v0/v1/..."
 	dev       *Device
-	shader    *spirv.Shader
+	shader    Shader
 	spec      []uint32
 	handle    vkg.Pipeline
 	layout    *layout
@@ -89,7 +87,7 @@ func (d *Device) Pipelines() []*Pipeline {
 }
 
 // Shader returns the pipeline's shader.
-func (p *Pipeline) Shader() *spirv.Shader { return p.shader }
+func (p *Pipeline) Shader() Shader { return p.shader }
 
 // LocalSize returns the workgroup size the pipeline was built with.
 func (p *Pipeline) LocalSize() [3]uint32 { return p.localSize }
@@ -99,53 +97,61 @@ func (p *Pipeline) Spec() []uint32 { return append([]uint32(nil), p.spec...) }
 
 func (p *Pipeline) cHandle() C.VkPipeline { return C.VkPipeline(unsafe.Pointer(p.handle)) }
 
+// pipelineKey identifies a cached pipeline: the shader (by identity) and
+// its name with the constants, "name/v0/v1/...".
+type pipelineKey struct {
+	shader Shader
+	name   string
+}
+
 // Pipeline returns the compute pipeline for sh with specialization
-// constants spec, in the order of sh.Spec (sorted by constant ID);
-// constants not given keep their declared defaults. Results are cached per
-// device.
-func (d *Device) Pipeline(sh *spirv.Shader, spec ...uint32) (*Pipeline, error) {
+// constants spec, in the order of sh.SpecConstants (sorted by constant
+// ID); constants not given keep their declared defaults. Results are
+// cached per device.
+func (d *Device) Pipeline(sh Shader, spec ...uint32) (*Pipeline, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
 	if sh == nil {
 		return nil, invalidf("nil shader")
 	}
-	if len(spec) > len(sh.Spec) {
-		return nil, invalidf("shader %s has %d specialization constants, %d given", sh.Name, len(sh.Spec), len(spec))
+	ids, defaults := sh.SpecConstants()
+	if len(ids) != len(defaults) {
+		return nil, invalidf("shader %s: %d specialization constant IDs but %d defaults", sh.ShaderName(), len(ids), len(defaults))
 	}
-	values := make([]uint32, len(sh.Spec))
-	for i, c := range sh.Spec {
-		values[i] = c.Default
-		if i < len(spec) {
-			values[i] = spec[i]
-		}
+	if len(spec) > len(ids) {
+		return nil, invalidf("shader %s has %d specialization constants, %d given", sh.ShaderName(), len(ids), len(spec))
 	}
+	values := make([]uint32, len(ids))
+	copy(values, defaults)
+	copy(values, spec)
 	var key strings.Builder
-	key.WriteString(sh.Name)
+	key.WriteString(sh.ShaderName())
 	for _, v := range values {
 		key.WriteByte('/')
 		key.WriteString(strconv.FormatUint(uint64(v), 10))
 	}
+	k := pipelineKey{sh, key.String()}
 	d.pipeMu.Lock()
 	defer d.pipeMu.Unlock()
-	if p, ok := d.pipelines[key.String()]; ok {
+	if p, ok := d.pipelines[k]; ok {
 		return p, nil
 	}
-	p, err := d.newPipeline(sh, values)
+	p, err := d.newPipeline(sh, ids, values)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline %s: %w", key.String(), err)
+		return nil, fmt.Errorf("pipeline %s: %w", k.name, err)
 	}
-	p.key = key.String()
-	d.pipelines[p.key] = p
+	p.key = k.name
+	d.pipelines[k] = p
 	return p, nil
 }
 
-func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, error) {
+func (d *Device) newPipeline(sh Shader, ids, values []uint32) (*Pipeline, error) {
 	lim := d.info.Limits
-	local := sh.LocalSize
-	for axis, id := range sh.LocalSizeSpec {
-		for i, c := range sh.Spec {
-			if id >= 0 && c.ID == uint32(id) {
+	local, localSpec := sh.WorkgroupSize()
+	for axis, id := range localSpec {
+		for i, cid := range ids {
+			if id >= 0 && cid == uint32(id) {
 				local[axis] = values[i]
 			}
 		}
@@ -168,62 +174,58 @@ func (d *Device) newPipeline(sh *spirv.Shader, values []uint32) (*Pipeline, erro
 	if err != nil {
 		return nil, err
 	}
-	var spec, ids *C.uint32_t
-	idv := make([]uint32, len(values))
-	for i, c := range sh.Spec {
-		idv[i] = c.ID
-	}
+	var cspec, cids *C.uint32_t
+	idv := append([]uint32(nil), ids...) // C reads Go memory it must not alias with the shader's
 	if len(values) > 0 {
-		spec = (*C.uint32_t)(unsafe.Pointer(&values[0]))
-		ids = (*C.uint32_t)(unsafe.Pointer(&idv[0]))
+		cspec = (*C.uint32_t)(unsafe.Pointer(&values[0]))
+		cids = (*C.uint32_t)(unsafe.Pointer(&idv[0]))
 	}
 	var ph C.VkPipeline
 	r := Result(C.vkmps_create_compute_pipeline(d.fns, C.VkPipelineCache(unsafe.Pointer(d.pipeCache)),
-		C.VkShaderModule(unsafe.Pointer(mod)), C.VkPipelineLayout(unsafe.Pointer(l.pipeLayout)), ids, spec, C.uint32_t(len(values)), &ph))
+		C.VkShaderModule(unsafe.Pointer(mod)), C.VkPipelineLayout(unsafe.Pointer(l.pipeLayout)), cids, cspec, C.uint32_t(len(values)), &ph))
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return nil, d.noteResult(err)
 	}
 	handles := []vkg.Pipeline{vkg.Pipeline(unsafe.Pointer(ph))}
-	p := &Pipeline{dev: d, shader: sh, spec: values, handle: handles[0], layout: l, localSize: local}
-	for _, b := range sh.Bindings {
-		p.writes = append(p.writes, b.Access.Writes())
-	}
+	p := &Pipeline{dev: d, shader: sh, spec: values, handle: handles[0], layout: l, localSize: local,
+		writes: append([]bool(nil), sh.BindingWrites()...)}
 	return p, nil
 }
 
 // layoutFor returns the descriptor-set and pipeline layouts of sh; the
 // caller holds pipeMu.
-func (d *Device) layoutFor(sh *spirv.Shader) (*layout, error) {
+func (d *Device) layoutFor(sh Shader) (*layout, error) {
 	if l, ok := d.layouts[sh]; ok {
 		return l, nil
 	}
-	if len(sh.Bindings) > C.VKMPS_MAX_BINDINGS {
-		return nil, invalidf("shader %s has %d bindings; at most %d are supported", sh.Name, len(sh.Bindings), C.VKMPS_MAX_BINDINGS)
+	nbind, push := len(sh.BindingWrites()), sh.PushConstantBytes()
+	if nbind > C.VKMPS_MAX_BINDINGS {
+		return nil, invalidf("shader %s has %d bindings; at most %d are supported", sh.ShaderName(), nbind, C.VKMPS_MAX_BINDINGS)
 	}
-	if uint64(len(sh.Bindings)) > uint64(d.info.Limits.MaxStorageBuffersPerStage) {
-		return nil, fmt.Errorf("%w: shader %s needs %d storage buffers, the device allows %d", ErrUnsupported, sh.Name, len(sh.Bindings), d.info.Limits.MaxStorageBuffersPerStage)
+	if uint64(nbind) > uint64(d.info.Limits.MaxStorageBuffersPerStage) {
+		return nil, fmt.Errorf("%w: shader %s needs %d storage buffers, the device allows %d", ErrUnsupported, sh.ShaderName(), nbind, d.info.Limits.MaxStorageBuffersPerStage)
 	}
-	if sh.PushConstantSize > C.VKMPS_MAX_PUSH || sh.PushConstantSize > d.info.Limits.MaxPushConstantsSize {
-		return nil, fmt.Errorf("%w: shader %s has %d bytes of push constants, the device allows %d", ErrUnsupported, sh.Name, sh.PushConstantSize, d.info.Limits.MaxPushConstantsSize)
+	if push > C.VKMPS_MAX_PUSH || push > d.info.Limits.MaxPushConstantsSize {
+		return nil, fmt.Errorf("%w: shader %s has %d bytes of push constants, the device allows %d", ErrUnsupported, sh.ShaderName(), push, d.info.Limits.MaxPushConstantsSize)
 	}
 	var csl C.VkDescriptorSetLayout
-	if err := check("vkCreateDescriptorSetLayout", Result(C.vkmps_create_set_layout(d.fns, C.uint32_t(len(sh.Bindings)), &csl))); err != nil {
+	if err := check("vkCreateDescriptorSetLayout", Result(C.vkmps_create_set_layout(d.fns, C.uint32_t(nbind), &csl))); err != nil {
 		return nil, err
 	}
 	sl := vkg.DescriptorSetLayout(unsafe.Pointer(csl))
 	var cpl C.VkPipelineLayout
-	if err := check("vkCreatePipelineLayout", Result(C.vkmps_create_pipeline_layout(d.fns, csl, C.uint32_t(sh.PushConstantSize), &cpl))); err != nil {
+	if err := check("vkCreatePipelineLayout", Result(C.vkmps_create_pipeline_layout(d.fns, csl, C.uint32_t(push), &cpl))); err != nil {
 		vkg.DestroyDescriptorSetLayout(d.handle, sl, nil)
 		return nil, err
 	}
 	pl := vkg.PipelineLayout(unsafe.Pointer(cpl))
-	l := &layout{setLayout: sl, pipeLayout: pl, nbind: len(sh.Bindings), push: sh.PushConstantSize}
+	l := &layout{setLayout: sl, pipeLayout: pl, nbind: nbind, push: push}
 	d.layouts[sh] = l
 	return l, nil
 }
 
 // moduleFor returns the shader module of sh; the caller holds pipeMu.
-func (d *Device) moduleFor(sh *spirv.Shader) (vkg.ShaderModule, error) {
+func (d *Device) moduleFor(sh Shader) (vkg.ShaderModule, error) {
 	if m, ok := d.modules[sh]; ok {
 		return m, nil
 	}

@@ -93,7 +93,7 @@ func (d *Device) NewSwapchain(surface Surface, opts SwapchainOptions) (*Swapchai
 func (s *Swapchain) init() error {
 	d := s.dev
 	for i := range s.slots {
-		f, err := d.newFrame(false)
+		f, err := d.newFrame(false, 0)
 		if err != nil {
 			return err
 		}

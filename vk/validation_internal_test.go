@@ -16,11 +16,7 @@ import (
 // command buffer inserts are needed: with the hazard tracking defeated, a
 // read-after-write between two dispatches must be reported.
 func TestSyncValidationSeesAMissingBarrier(t *testing.T) {
-	if validationFromEnv() != validationSync {
-		t.Skip("needs VKMPS_VALIDATION=1")
-	}
-	d, err := Open(Options{})
-	require.NoError(t, err)
+	d := openInternal(t, Options{Validation: ValidationSync})
 	defer d.Close()
 	require.True(t, d.ValidationEnabled())
 	a, err := d.NewBuffer(4096, "a")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,24 +62,43 @@ func TestChoose(t *testing.T) {
 	got, err := vk.Choose(infos[:2], "")
 	require.NoError(t, err)
 	assert.Equal(t, 1, got, "integrated beats CPU")
-	for _, sel := range []string{"7", "radeon"} {
+	// Issue 22: a selector that matches nothing says so first, then lists
+	// the devices; it is not "no Vulkan device (install a driver)".
+	for sel, want := range map[string]string{
+		"7":      "vk: no such Vulkan device: no device has index 7 (devices: 0 \"llvmpipe",
+		"radeon": "vk: no such Vulkan device: no device name contains \"radeon\" (devices: 0 \"llvmpipe",
+	} {
 		_, err := vk.Choose(infos, sel)
-		assert.ErrorIs(t, err, vk.ErrNoDevice, sel)
-		assert.Contains(t, err.Error(), "llvmpipe", "the error lists the devices")
+		assert.ErrorIs(t, err, vk.ErrNoSuchDevice, sel)
+		assert.NotErrorIs(t, err, vk.ErrNoDevice, sel)
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), want), "selector %q: %v", sel, err)
+		assert.Contains(t, err.Error(), "3 \"virtio\"", "the error lists every device")
 	}
 	_, err = vk.Choose(nil, "")
 	assert.ErrorIs(t, err, vk.ErrNoDevice)
 }
 
-func TestOpenSelectorFromEnv(t *testing.T) {
+// vk.Open takes the device from Options only (issue 20): a bad
+// $VKMPS_DEVICE does not reach it; a bad Options.Device is
+// ErrNoSuchDevice.
+func TestOpenIgnoresTheEnvironment(t *testing.T) {
 	d := vktest.Open(t)
 	name := d.Info().Name
 	t.Setenv("VKMPS_DEVICE", "no-such-device-anywhere")
-	_, err := vk.Open(vk.Options{})
-	assert.ErrorIs(t, err, vk.ErrNoDevice)
-	// The option beats the environment.
-	d2 := vktest.Open(t, vk.Options{Device: name[:3]})
-	assert.Equal(t, name, d2.Info().Name)
+	t.Setenv("VKMPS_VALIDATION", "banana")
+	d2, err := vk.Open(vk.Options{})
+	require.NoError(t, err)
+	assert.False(t, d2.ValidationEnabled(), "ValidationDefault is off in vk.Open")
+	require.NoError(t, d2.Close())
+	_, err = vk.Open(vk.Options{Device: "no-such-device-anywhere"})
+	assert.ErrorIs(t, err, vk.ErrNoSuchDevice)
+	d3, err := vk.Open(vk.Options{Device: name[:3], Validation: vk.ValidationOff})
+	require.NoError(t, err)
+	assert.Equal(t, name, d3.Info().Name)
+	require.NoError(t, d3.Close())
+	_, err = vk.Open(vk.Options{Validation: vk.Validation(9)})
+	assert.ErrorIs(t, err, vk.ErrInvalid)
 }
 
 func bytesOf(f []float32) []byte {
@@ -677,5 +697,52 @@ func TestOpenCloseCycles(t *testing.T) {
 		require.NoError(t, b.Close())
 		vktest.Check(t, d)
 		require.NoError(t, d.Close(), "cycle %d", i)
+	}
+}
+
+// Mark records timestamps between commands: they rise, end within the
+// command buffer's GPU time, and running out of marks is an error.
+func TestTimestampMarks(t *testing.T) {
+	dev := vktest.Open(t)
+	if !dev.Limits().TimestampsSupported {
+		t.Skip("no timestamps")
+	}
+	buf, err := dev.NewBuffer(1<<20, "marks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	cb, err := dev.NewCommandBuffer(vk.WithTimestampMarks(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	for i := 0; i < 3; i++ {
+		if err := cb.Fill(buf.Whole(), uint32(i)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cb.Mark(); err != nil || n != i {
+			t.Fatalf("mark %d: %d %v", i, n, err)
+		}
+	}
+	if _, err := cb.Mark(); !errors.Is(err, vk.ErrInvalid) {
+		t.Fatalf("a fourth mark: %v", err)
+	}
+	if err := cb.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cb.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	marks, err := cb.MarkTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, err := cb.GPUTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 3 || marks[0] > marks[1] || marks[1] > marks[2] || marks[2] > total {
+		t.Errorf("marks %v, total %v", marks, total)
 	}
 }

@@ -190,6 +190,103 @@ void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, int has_pipeline_
 	out->pipeline_executable_info = pe.pipelineExecutableInfo == VK_TRUE;
 }
 
+void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopmat, int has_float16, int has_memory_model,
+                             vkmps_coop_features* out) {
+	memset(out, 0, sizeof(*out));
+	PFN_vkGetPhysicalDeviceFeatures2 get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2");
+	if (get == NULL) get = (PFN_vkGetPhysicalDeviceFeatures2)gipa()(inst, "vkGetPhysicalDeviceFeatures2KHR");
+	if (get == NULL) return;
+	VkPhysicalDeviceFeatures2 f2;
+	memset(&f2, 0, sizeof(f2));
+	f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+	// Only the structures of extensions the device lists go in the chain.
+	vkmps_coopmat_features_nv cm;
+	memset(&cm, 0, sizeof(cm));
+	cm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+	vkmps_float16_int8_features fi;
+	memset(&fi, 0, sizeof(fi));
+	fi.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+	vkmps_memory_model_features mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
+	if (has_coopmat) {
+		cm.pNext = f2.pNext;
+		f2.pNext = &cm;
+	}
+	if (has_float16) {
+		fi.pNext = f2.pNext;
+		f2.pNext = &fi;
+	}
+	if (has_memory_model) {
+		mm.pNext = f2.pNext;
+		f2.pNext = &mm;
+	}
+	get(pd, &f2);
+	out->ok = 1;
+	out->cooperative_matrix = cm.cooperativeMatrix == VK_TRUE;
+	out->shader_float16 = fi.shaderFloat16 == VK_TRUE;
+	out->memory_model = mm.vulkanMemoryModel == VK_TRUE;
+}
+
+uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
+	PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+	    (PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)gipa()(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+	if (get == NULL) return 0;
+	uint32_t n = 0;
+	if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+	vkmps_coopmat_properties_nv* p = (vkmps_coopmat_properties_nv*)calloc(n, sizeof(*p));
+	if (p == NULL) return 0;
+	for (uint32_t i = 0; i < n; i++) p[i].sType = VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+	VkResult r = get(pd, &n, p);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) n = 0;
+	if (n > max) n = max;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t* o = out + 8 * i;
+		o[0] = p[i].MSize;
+		o[1] = p[i].NSize;
+		o[2] = p[i].KSize;
+		o[3] = (uint32_t)p[i].AType;
+		o[4] = (uint32_t)p[i].BType;
+		o[5] = (uint32_t)p[i].CType;
+		o[6] = (uint32_t)p[i].DType;
+		o[7] = (uint32_t)p[i].scope;
+	}
+	free(p);
+	return n;
+}
+
+uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd) {
+	PFN_vkGetPhysicalDeviceProperties2 get =
+	    (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2");
+	if (get == NULL) get = (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2KHR");
+	if (get == NULL) return 0;
+	vkmps_physical_coopmat_properties_nv cp;
+	memset(&cp, 0, sizeof(cp));
+	cp.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+	VkPhysicalDeviceProperties2 p2;
+	memset(&p2, 0, sizeof(p2));
+	p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	p2.pNext = &cp;
+	get(pd, &p2);
+	return cp.cooperativeMatrixSupportedStages;
+}
+
+uint32_t vkmps_sm_count(VkInstance inst, VkPhysicalDevice pd) {
+	PFN_vkGetPhysicalDeviceProperties2 get =
+	    (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2");
+	if (get == NULL) get = (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2KHR");
+	if (get == NULL) return 0;
+	vkmps_sm_builtins_properties_nv sm;
+	memset(&sm, 0, sizeof(sm));
+	sm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV;
+	VkPhysicalDeviceProperties2 p2;
+	memset(&p2, 0, sizeof(p2));
+	p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	p2.pNext = &sm;
+	get(pd, &p2);
+	return sm.shaderSMCount;
+}
+
 extern void vkmpsDebugMessage(uintptr_t token, int severity, int type, char* id, char* msg);
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT sev,
@@ -293,6 +390,30 @@ VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t fami
 		pe.pipelineExecutableInfo = VK_TRUE;
 		pe.pNext = (void*)ci.pNext;
 		ci.pNext = &pe;
+	}
+	vkmps_coopmat_features_nv cm;
+	memset(&cm, 0, sizeof(cm));
+	cm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+	if (features & VKMPS_FEATURE_COOPMAT_NV) {
+		cm.cooperativeMatrix = VK_TRUE;
+		cm.pNext = (void*)ci.pNext;
+		ci.pNext = &cm;
+	}
+	vkmps_float16_int8_features fi;
+	memset(&fi, 0, sizeof(fi));
+	fi.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES;
+	if (features & VKMPS_FEATURE_FLOAT16) {
+		fi.shaderFloat16 = VK_TRUE;
+		fi.pNext = (void*)ci.pNext;
+		ci.pNext = &fi;
+	}
+	vkmps_memory_model_features mm;
+	memset(&mm, 0, sizeof(mm));
+	mm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
+	if (features & VKMPS_FEATURE_MEMORY_MODEL) {
+		mm.vulkanMemoryModel = VK_TRUE;
+		mm.pNext = (void*)ci.pNext;
+		ci.pNext = &mm;
 	}
 	return create(pd, &ci, NULL, out);
 }

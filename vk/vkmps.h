@@ -72,6 +72,57 @@ typedef VkResult(VKAPI_PTR* PFN_vkGetPipelineExecutableStatisticsKHR)(VkDevice d
                                                                        VkPipelineExecutableStatisticKHR* pStatistics);
 #endif
 
+// VK_NV_cooperative_matrix, VK_KHR_shader_float16_int8 and
+// VK_NV_shader_sm_builtins also postdate it, and its
+// VkPhysicalDeviceVulkanMemoryModelFeaturesKHR lacks the third member the
+// final extension has: their definitions, as the Vulkan registry gives
+// them, under vkmps_ names.
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV ((VkStructureType)1000249000)
+#define VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV ((VkStructureType)1000249001)
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV ((VkStructureType)1000249002)
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES ((VkStructureType)1000082000)
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES ((VkStructureType)1000211000)
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV ((VkStructureType)1000154001)
+typedef struct vkmps_coopmat_features_nv {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 cooperativeMatrix;
+	VkBool32 cooperativeMatrixRobustBufferAccess;
+} vkmps_coopmat_features_nv;
+typedef struct vkmps_coopmat_properties_nv { // VkCooperativeMatrixPropertiesNV
+	VkStructureType sType;
+	void* pNext;
+	uint32_t MSize, NSize, KSize;
+	int32_t AType, BType, CType, DType; // VkComponentTypeNV: 0 float16, 1 float32, ...
+	int32_t scope;                      // VkScopeNV: 3 subgroup
+} vkmps_coopmat_properties_nv;
+typedef struct vkmps_physical_coopmat_properties_nv {
+	VkStructureType sType;
+	void* pNext;
+	VkShaderStageFlags cooperativeMatrixSupportedStages;
+} vkmps_physical_coopmat_properties_nv;
+typedef VkResult(VKAPI_PTR* PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)(
+    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, vkmps_coopmat_properties_nv* pProperties);
+typedef struct vkmps_float16_int8_features {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 shaderFloat16;
+	VkBool32 shaderInt8;
+} vkmps_float16_int8_features;
+typedef struct vkmps_memory_model_features {
+	VkStructureType sType;
+	void* pNext;
+	VkBool32 vulkanMemoryModel;
+	VkBool32 vulkanMemoryModelDeviceScope;
+	VkBool32 vulkanMemoryModelAvailabilityVisibilityChains;
+} vkmps_memory_model_features;
+typedef struct vkmps_sm_builtins_properties_nv {
+	VkStructureType sType;
+	void* pNext;
+	uint32_t shaderSMCount;
+	uint32_t shaderWarpsPerSM;
+} vkmps_sm_builtins_properties_nv;
+
 #define VKMPS_MAX_BINDINGS 8
 #define VKMPS_MAX_PUSH 128
 
@@ -187,6 +238,37 @@ void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, int has_pipeline_
 // Optional features vkmps_create_device enables (a bit set).
 #define VKMPS_FEATURE_STORAGE16 1u // storageBuffer16BitAccess (core 1.1 struct in pNext)
 #define VKMPS_FEATURE_PIPELINE_STATS 2u // pipelineExecutableInfo (VK_KHR_pipeline_executable_properties enabled by the caller)
+#define VKMPS_FEATURE_COOPMAT_NV 4u // cooperativeMatrix (VK_NV_cooperative_matrix enabled by the caller)
+#define VKMPS_FEATURE_FLOAT16 8u // shaderFloat16 (VK_KHR_shader_float16_int8 enabled by the caller)
+#define VKMPS_FEATURE_MEMORY_MODEL 16u // vulkanMemoryModel (VK_KHR_vulkan_memory_model enabled by the caller)
+
+// What the cooperative-matrix shaders need, read with
+// vkGetPhysicalDeviceFeatures2 for the extensions the caller says the
+// device lists (has_* nonzero); ok is 0 when the entry point is missing.
+typedef struct vkmps_coop_features {
+	int ok;
+	int cooperative_matrix; // VK_NV_cooperative_matrix's cooperativeMatrix
+	int shader_float16;     // VK_KHR_shader_float16_int8's shaderFloat16
+	int memory_model;       // VK_KHR_vulkan_memory_model's vulkanMemoryModel
+} vkmps_coop_features;
+
+void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopmat, int has_float16, int has_memory_model,
+                             vkmps_coop_features* out);
+
+// vkmps_coopmat_shapes writes up to max of the device's cooperative matrix
+// shapes (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) to out as
+// records of 8 values: M, N, K, A, B, C, D types, scope. It returns how
+// many it wrote (0 when the entry point is missing or the call fails).
+uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max);
+
+// vkmps_coopmat_stages returns VkPhysicalDeviceCooperativeMatrixPropertiesNV's
+// cooperativeMatrixSupportedStages (the caller checked the device lists
+// VK_NV_cooperative_matrix), 0 when unknown.
+uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd);
+
+// vkmps_sm_count returns VK_NV_shader_sm_builtins's shaderSMCount (the
+// caller checked the device lists the extension), 0 when unknown.
+uint32_t vkmps_sm_count(VkInstance inst, VkPhysicalDevice pd);
 
 // vkmps_pipeline_stats writes the compiler's statistics of every
 // executable of pipeline p as lines "executable: name = value\n" into out

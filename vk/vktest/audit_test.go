@@ -12,14 +12,15 @@ import (
 // openedThemselves are the test files that open a Vulkan device without
 // vktest.Open, and why their devices are still checked (or need not be).
 var openedThemselves = map[string]string{
-	"vk/loader_test.go":              "child processes that expect vk.Open to fail (no loader, no driver)",
-	"vk/vk_test.go":                  "TestOpenSelectorFromEnv expects vk.Open to fail (no such device)",
-	"vk/validation_internal_test.go": "an internal test (cannot import vktest) that expects a sync hazard message",
-	"vk/lost_internal_test.go":       "an internal test (cannot import vktest); it asserts no validation message at the end",
-	"vk/present_test.go":             "TestMissingInstanceExtension expects vk.Open to fail (no such extension)",
+	"vk/loader_test.go":           "child processes that expect vk.Open to fail (no loader, no driver)",
+	"vk/vk_test.go":               "TestOpenIgnoresTheEnvironment opens devices that vktest.Open's environment would change, and closes them",
+	"vk/lost_internal_test.go":    "an internal test (cannot import vktest); it asserts no validation message at the end",
+	"vk/present_test.go":          "TestMissingInstanceExtension expects vk.Open to fail (no such extension)",
+	"vk/vkenv/vkenv_test.go":      "expects vkenv.Open to fail (bad variables, no such device)",
+	"graph/example_train_test.go": "a compiled-only example (no Output comment, never run) showing vk.Open as a user writes it",
 }
 
-var openCall = regexp.MustCompile(`\bvk\.Open\(|(^|[^.\w])Open\(Options\{|(^|[^.\w])Open\(opts\)`)
+var openCall = regexp.MustCompile(`\bvk\.Open\(|\bvkenv\.Open\(|(^|[^.\w])Open\(Options\{|(^|[^.\w])Open\(opts\)`)
 
 // TestEveryTestDeviceIsChecked is the validation audit of issue 10: every
 // test that opens a device does so with vktest.Open, whose cleanup fails

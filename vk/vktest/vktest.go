@@ -1,36 +1,52 @@
-// Package vktest opens Vulkan devices for tests: validation as the
-// environment asks ($VKMPS_VALIDATION), a clean skip when the machine has
-// no Vulkan device (a failure instead when $VKMPS_REQUIRE_DEVICE=1, as
-// `make test` sets), and a cleanup that fails the test on any validation
-// message or any object left open.
+// Package vktest opens Vulkan devices for tests: the device and the
+// validation layer as the environment asks ($VKMPS_DEVICE,
+// $VKMPS_VALIDATION, read by package vkenv), a clean skip when the machine
+// has no Vulkan device (a failure instead when $VKMPS_REQUIRE_DEVICE=1, as
+// `make test` and `make docker-test` set), and a cleanup that fails the
+// test on any validation message, any object left open or an error from
+// Device.Close.
 package vktest
 
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
 
-// Open opens a device for t with opts and registers its checks and Close
-// with t.Cleanup.
+// Open opens a device for t with opts completed from the environment
+// (vkenv.Open: an explicit opts.Device or vk.ValidationOff wins) and
+// registers its checks and Close with t.Cleanup. Without a Vulkan loader or
+// device it skips t, unless $VKMPS_REQUIRE_DEVICE=1; every other error,
+// an unreadable environment variable or a device selector that matches
+// nothing included, fails t.
 func Open(t testing.TB, opts ...vk.Options) *vk.Device {
 	t.Helper()
 	var o vk.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	d, err := vk.Open(o)
+	require, err := vkenv.RequireDevice()
 	if err != nil {
-		if (errors.Is(err, vk.ErrNoLoader) || errors.Is(err, vk.ErrNoDevice)) && os.Getenv("VKMPS_REQUIRE_DEVICE") != "1" {
+		t.Fatalf("vktest: %v", err)
+	}
+	d, err := vkenv.Open(o)
+	if err != nil {
+		if (errors.Is(err, vk.ErrNoLoader) || errors.Is(err, vk.ErrNoDevice)) && !require {
 			t.Skipf("no Vulkan device: %v", err)
 		}
 		t.Fatalf("vk.Open: %v", err)
 	}
-	t.Cleanup(func() { Check(t, d); d.Close(); CheckMessages(t, d) })
+	t.Cleanup(func() {
+		Check(t, d)
+		if err := d.Close(); err != nil && !markedLost(d) {
+			t.Errorf("closing %s: %v", d.Info().Name, err)
+		}
+		CheckMessages(t, d)
+	})
 	return d
 }
 
