@@ -5,9 +5,32 @@
 // kernel's edge mode, zero pads and ExcludeEdges set the region). Only the
 // source's size matters, so the source image is not bound.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant loop -DPOOL_LOOP
+// vkmps:variant loopf16 -DPOOL_LOOP -DVKMPS_F16
 #define GRAD_DX_BINDING 1
 #include "pooling_grad_common.glsl"
 
+#ifdef POOL_LOOP
+void main() {
+	Pix q;
+	if (!pixOf(q)) return;
+	ivec2 wy = windowRange(q.p.y, pc.winBase.y, SY, KEY, pc.winLo.y, pc.winHi.y);
+	ivec2 wx = windowRange(q.p.x, pc.winBase.x, SX, KEX, pc.winLo.x, pc.winHi.x);
+	float acc = 0.0;
+	for (int y = wy.x; y <= wy.y; y++) {
+		int ty = q.p.y - pc.winBase.y - SY * y;
+		if (ty % DY != 0) continue;
+		int ny = counted(pc.winBase.y + SY * y, KH, DY, pc.region.y, pc.region.w);
+		for (int x = wx.x; x <= wx.y; x++) {
+			int tx = q.p.x - pc.winBase.x - SX * x;
+			if (tx % DX != 0) continue;
+			int n = ny * counted(pc.winBase.x + SX * x, KW, DX, pc.region.x, pc.region.z);
+			if (n > 0) acc += LOAD_DY(dy[q.dyOff + uint(y) * pc.dyWidth + uint(x)]) / float(n);
+		}
+	}
+	dx[q.dxOff + uint(q.p.y * pc.size.x + q.p.x)] = STORE(acc);
+}
+#else
 void main() {
 	Cell c;
 	if (!cellOf(c)) return;
@@ -46,3 +69,4 @@ void main() {
 		}
 	}
 }
+#endif

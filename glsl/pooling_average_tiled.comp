@@ -1,11 +1,14 @@
 #version 450
-// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
+// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl;
+// the "global" builds read taps directly, for tiles over shared memory).
 // PoolingAverage (MPSCNNPoolingAverage): out = (sum of the in-image taps) / N,
 // N = the number of taps inside pc.region, which the kernel sets from the edge
 // mode: EdgeZero counts every tap (or, with ExcludeEdges, those inside the
 // padding region); EdgeClamp counts those inside the image grown by the zero
 // pads. N = 0 gives 0. Taps outside the image add nothing.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant global -DPOOL_GLOBAL
+// vkmps:variant globalf16 -DPOOL_GLOBAL -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {

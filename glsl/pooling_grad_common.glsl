@@ -25,6 +25,12 @@
 // .z the planes (batch image n, channel c).
 // Images are float32, or half in the f16 variants (elem.glsl); sums are
 // float32 and each dx value is rounded once, when stored.
+//
+// POOL_LOOP (the "loop" variants) is the same sum without unrolling, for
+// windows and strides whose unrolled cells would be too large to compile
+// or to hold in registers: one invocation per dx pixel of the clip
+// (gl_GlobalInvocationID x, y, and z the plane) loops over the windows
+// that hold it, in the same ascending order, so the sums are the same.
 // Bindings: 0 is dy (or, for L2, the ratio pass's r laid out as dy);
 // GRAD_DX_BINDING (defined by the including shader) is dx; the forward
 // source or argmax codes are bound at 1 as "aux".
@@ -125,3 +131,29 @@ bool holds(int a, int f, int s, int ke, int d) {
 	int t = s * a + f;
 	return t < ke && t % d == 0;
 }
+
+#ifdef POOL_LOOP
+// Pix is a loop invocation's dx pixel (absolute) and its planes.
+struct Pix {
+	ivec2 p;
+	uint dyOff, auxOff, dxOff;
+};
+
+bool pixOf(out Pix q) {
+	ivec2 r = ivec2(gl_GlobalInvocationID.xy);
+	uint plane = gl_GlobalInvocationID.z;
+	if (r.x >= pc.clipSize.x || r.y >= pc.clipSize.y || plane >= pc.planes) return false;
+	q.p = pc.clipOrigin + r;
+	uint n = plane / pc.channels, ch = plane % pc.channels;
+	q.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
+	q.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
+	q.dxOff = pc.dxBase + n * pc.dxBatch + ch * pc.dxPlane;
+	return true;
+}
+
+// The windows along one axis whose extent holds position p, inside the
+// forward clip [lo, hi): from .x to .y (empty when .x > .y).
+ivec2 windowRange(int p, int base, int s, int ke, int lo, int hi) {
+	return ivec2(max(lo, floorDiv(p - base - ke + s, s)), min(hi - 1, floorDiv(p - base, s)));
+}
+#endif

@@ -1,5 +1,6 @@
 #version 450
-// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
+// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl;
+// the "global" builds read taps directly, for tiles over shared memory).
 // First pass of PoolingL2NormGradient: for every forward window w of the
 // dispatch's clip, r[w] = dy[w] / out[w], out[w] = sqrt(sum of in^2 over w's
 // in-image taps) computed as the forward does, and r[w] = 0 where out[w] = 0
@@ -8,6 +9,8 @@
 // dstPlane, dstWidth) and dy is read at the same pixel (dyBase, dyBatch,
 // dyPlane; dy's width is dstWidth).
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant global -DPOOL_GLOBAL
+// vkmps:variant globalf16 -DPOOL_GLOBAL -DVKMPS_F16
 #define DST_F32 // r is float32 scratch
 #include "pooling_tiled.glsl"
 

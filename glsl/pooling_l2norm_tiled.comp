@@ -1,8 +1,11 @@
 #version 450
-// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
+// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl;
+// the "global" builds read taps directly, for tiles over shared memory).
 // PoolingL2Norm (MPSCNNPoolingL2Norm): out = sqrt(sum of in^2 over the
 // window's in-image taps); taps outside add nothing in either edge mode.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant global -DPOOL_GLOBAL
+// vkmps:variant globalf16 -DPOOL_GLOBAL -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {

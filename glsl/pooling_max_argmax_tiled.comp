@@ -1,5 +1,6 @@
 #version 450
-// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
+// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl;
+// the "global" builds read taps directly, for tiles over shared memory).
 // PoolingMax and DilatedPoolingMax that also record each window's argmax:
 // in a gradient state (RecordArgmax, vkmps's addition foreseen by the
 // MPSCNNPoolingMaxGradient notes), or, with WRITE_VALUES off, as the first
@@ -16,6 +17,8 @@
 // that one invocation writes each word (no atomics, no 8/16-bit storage);
 // TW is a multiple of PER, so tiles never share a word.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant global -DPOOL_GLOBAL
+// vkmps:variant globalf16 -DPOOL_GLOBAL -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 layout(constant_id = 11) const int AMBITS = 8;

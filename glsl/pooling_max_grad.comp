@@ -10,6 +10,8 @@
 // first NaN beats everything, an outside tap may win under EdgeZero and
 // then nothing gets its gradient).
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant loop -DPOOL_LOOP
+// vkmps:variant loopf16 -DPOOL_LOOP -DVKMPS_F16
 #define GRAD_DX_BINDING 2
 #include "pooling_grad_common.glsl"
 
@@ -17,6 +19,31 @@ layout(constant_id = 11) const int AMBITS = 8;
 
 layout(std430, binding = 1) readonly buffer Aux { uint aux[]; };
 
+#ifdef POOL_LOOP
+void main() {
+	const int PER = 32 / AMBITS;
+	const uint MASK = 0xffffffffu >> (32 - AMBITS);
+	Pix q;
+	if (!pixOf(q)) return;
+	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
+	ivec2 wy = windowRange(q.p.y, pc.winBase.y, SY, KEY, pc.winLo.y, pc.winHi.y);
+	ivec2 wx = windowRange(q.p.x, pc.winBase.x, SX, KEX, pc.winLo.x, pc.winHi.x);
+	float acc = 0.0;
+	for (int y = wy.x; y <= wy.y; y++) {
+		int ty = q.p.y - pc.winBase.y - SY * y;
+		if (ty % DY != 0) continue;
+		uint codeRow = q.auxOff + uint(y - pc.winLo.y) * rowWords;
+		for (int x = wx.x; x <= wx.y; x++) {
+			int tx = q.p.x - pc.winBase.x - SX * x;
+			if (tx % DX != 0) continue;
+			uint qx = uint(x - pc.winLo.x);
+			uint code = (aux[codeRow + qx / uint(PER)] >> ((qx % uint(PER)) * uint(AMBITS))) & MASK;
+			if (code == uint((ty / DY) * KW + tx / DX)) acc += LOAD_DY(dy[q.dyOff + uint(y) * pc.dyWidth + uint(x)]);
+		}
+	}
+	dx[q.dxOff + uint(q.p.y * pc.size.x + q.p.x)] = STORE(acc);
+}
+#else
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
@@ -64,3 +91,4 @@ void main() {
 		}
 	}
 }
+#endif

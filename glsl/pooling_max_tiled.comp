@@ -1,10 +1,13 @@
 #version 450
-// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl).
+// The tiled variant, for windows of more than 64 taps (see pooling_tiled.glsl;
+// the "global" builds read taps directly, for tiles over shared memory).
 // PoolingMax and DilatedPoolingMax (MPSCNNPoolingMax, MPSCNNDilatedPoolingMax):
 // out = max over the window's taps. EdgeZero: taps outside read 0; EdgeClamp:
 // they are skipped, and a window with no tap inside gives 0. A NaN in the
 // window makes the result NaN.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant global -DPOOL_GLOBAL
+// vkmps:variant globalf16 -DPOOL_GLOBAL -DVKMPS_F16
 #include "pooling_tiled.glsl"
 
 void main() {

@@ -19,6 +19,12 @@
 // phase (column x at (x % SX)*CP + x / SX), so neighbouring invocations
 // read neighbouring banks whatever the stride.
 // gl_WorkGroupID.x (then .y) numbers the tiles of a plane, .z the planes.
+//
+// POOL_GLOBAL (the "global" variants) stages nothing: each tap is read
+// from the source image directly, with the same in-image test and outside
+// value. vkmps uses it for windows whose smallest tile would not fit the
+// device's shared memory (large windows at large strides), so that every
+// window size runs on every device; the results are the same.
 #extension GL_GOOGLE_include_directive : require
 #include "elem.glsl"
 #include "pooling_geometry.glsl"
@@ -34,7 +40,9 @@ const int IH = (TH - 1) * SY + KEY;   // source rows a tile reads
 const int CP = (IW + SX - 1) / SX;    // columns per stride phase in shared memory
 const int IWP = SX * CP;              // shared row length
 
+#ifndef POOL_GLOBAL
 shared float tile[IH * IWP];
+#endif
 
 layout(std430, binding = 0) readonly buffer Src { ELEM src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { DST_ELEM dst[]; };
@@ -68,6 +76,7 @@ bool tileOf(out Tile t) {
 	return true;
 }
 
+#ifndef POOL_GLOBAL
 // loadTile copies the tile's source region into shared memory; outside
 // the image it stores outside.
 void loadTile(Tile t, float outside) {
@@ -86,6 +95,24 @@ void loadTile(Tile t, float outside) {
 float tap(int ox, int oy, int kx, int ky) {
 	return tile[(oy * SY + ky * DY) * IWP + ((kx * DX) % SX) * CP + ox + (kx * DX) / SX];
 }
+#else
+// Without shared memory, loadTile only remembers the tile and the outside
+// value, and tap reads the source.
+Tile curTile;
+float tileOutside;
+
+void loadTile(Tile t, float outside) {
+	curTile = t;
+	tileOutside = outside;
+}
+
+float tap(int ox, int oy, int kx, int ky) {
+	ivec2 q = curTile.in0 + ivec2(ox * SX + kx * DX, oy * SY + ky * DY);
+	bool in_ = q.x >= 0 && q.x < pc.srcSize.x && q.y >= 0 && q.y < pc.srcSize.y;
+	float v = LOAD(src[curTile.srcOff + uint(clamp(q.y, 0, pc.srcSize.y - 1) * pc.srcSize.x + clamp(q.x, 0, pc.srcSize.x - 1))]);
+	return in_ ? v : tileOutside;
+}
+#endif
 
 // Source position of the first tap of tile pixel (ox, oy)'s window.
 ivec2 windowStart(Tile t, int ox, int oy) { return t.in0 + ivec2(ox * SX, oy * SY); }

@@ -78,6 +78,10 @@ type Shader struct {
 	once     sync.Once
 	code     []uint32
 	err      error
+
+	ifaceOnce          sync.Once
+	writes             []bool
+	specIDs, specDeflt []uint32
 }
 
 // Code returns the SPIR-V words of the shader.
@@ -94,6 +98,49 @@ func (s *Shader) Code() ([]uint32, error) {
 		}
 	})
 	return s.code, s.err
+}
+
+// The methods below make *Shader a vk.Shader (package vk takes shaders
+// through that interface and knows nothing of this package). The slices
+// they return are computed once and shared: callers must not modify them.
+
+// ShaderName returns Name: unique among the shaders of this package.
+func (s *Shader) ShaderName() string { return s.Name }
+
+// BindingWrites returns, per binding 0..len(Bindings)-1 of set 0, whether
+// the shader may write it.
+func (s *Shader) BindingWrites() []bool {
+	s.reflectOnce()
+	return s.writes
+}
+
+// PushConstantBytes returns PushConstantSize.
+func (s *Shader) PushConstantBytes() uint32 { return s.PushConstantSize }
+
+// SpecConstants returns the IDs and default values of Spec, in its order
+// (sorted by ID).
+func (s *Shader) SpecConstants() (ids, defaults []uint32) {
+	s.reflectOnce()
+	return s.specIDs, s.specDeflt
+}
+
+// WorkgroupSize returns LocalSize and LocalSizeSpec.
+func (s *Shader) WorkgroupSize() (size [3]uint32, specIDs [3]int) {
+	return s.LocalSize, s.LocalSizeSpec
+}
+
+func (s *Shader) reflectOnce() {
+	s.ifaceOnce.Do(func() {
+		s.writes = make([]bool, len(s.Bindings))
+		for i, b := range s.Bindings {
+			s.writes[i] = b.Access.Writes()
+		}
+		s.specIDs = make([]uint32, len(s.Spec))
+		s.specDeflt = make([]uint32, len(s.Spec))
+		for i, c := range s.Spec {
+			s.specIDs[i], s.specDeflt[i] = c.ID, c.Default
+		}
+	})
 }
 
 // Variant returns the build of the shader's source that its directive

@@ -8,9 +8,21 @@ import (
 // Every pooling shader has an "f16" build with the same interface; the
 // variants are listed by All and found by Lookup.
 func TestFloat16Variants(t *testing.T) {
+	// Variants (f16, and the pooling shaders' "global" and "loop" builds
+	// with their f16 twins "globalf16", "loopf16") are checked through
+	// their base shader.
+	variant := map[*Shader]bool{}
+	for _, s := range All() {
+		for name, v := range s.variants {
+			variant[v] = true
+			if strings.HasPrefix(s.Name, "pooling_") && name != "f16" && !strings.HasSuffix(name, "f16") && s.Variant(name+"f16") == nil {
+				t.Errorf("%s: variant %q has no float16 twin %q", s.Name, name, name+"f16")
+			}
+		}
+	}
 	n := 0
 	for _, s := range All() {
-		if !strings.HasPrefix(s.Name, "pooling_") || strings.HasSuffix(s.Name, "_f16") {
+		if !strings.HasPrefix(s.Name, "pooling_") || variant[s] {
 			continue
 		}
 		n++

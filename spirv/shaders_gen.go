@@ -19,6 +19,1137 @@ var Add = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// Arithmetic is glsl/arithmetic.comp.
+var Arithmetic = &Shader{
+	Name: "arithmetic",
+	file: "arithmetic.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: ReadOnly},
+		{Binding: 2, Name: "G4", Access: ReadOnly},
+		{Binding: 3, Name: "O4", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ArithmeticF16},
+}
+
+// ArithmeticF16 is glsl/arithmetic.comp built with -DVKMPS_F16 (variant "f16").
+var ArithmeticF16 = &Shader{
+	Name: "arithmetic_f16",
+	file: "arithmetic_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: ReadOnly},
+		{Binding: 2, Name: "G4", Access: ReadOnly},
+		{Binding: 3, Name: "O4", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ArithmeticGradPlanes is glsl/arithmetic_grad_planes.comp.
+var ArithmeticGradPlanes = &Shader{
+	Name: "arithmetic_grad_planes",
+	file: "arithmetic_grad_planes.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: ReadOnly},
+		{Binding: 2, Name: "G4", Access: ReadOnly},
+		{Binding: 3, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+		{ID: 4, Name: "VEC", Default: 1},
+		{ID: 5, Name: "RX", Default: 0},
+		{ID: 6, Name: "RY", Default: 0},
+		{ID: 7, Name: "XWHOLE", Default: 1},
+		{ID: 8, Name: "YWHOLE", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ArithmeticGradPlanesF16},
+}
+
+// ArithmeticGradPlanesF16 is glsl/arithmetic_grad_planes.comp built with -DVKMPS_F16 (variant "f16").
+var ArithmeticGradPlanesF16 = &Shader{
+	Name: "arithmetic_grad_planes_f16",
+	file: "arithmetic_grad_planes_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: ReadOnly},
+		{Binding: 2, Name: "G4", Access: ReadOnly},
+		{Binding: 3, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+		{ID: 4, Name: "VEC", Default: 1},
+		{ID: 5, Name: "RX", Default: 0},
+		{ID: 6, Name: "RY", Default: 0},
+		{ID: 7, Name: "XWHOLE", Default: 1},
+		{ID: 8, Name: "YWHOLE", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ArithmeticGradReduce is glsl/arithmetic_grad_reduce.comp.
+var ArithmeticGradReduce = &Shader{
+	Name: "arithmetic_grad_reduce",
+	file: "arithmetic_grad_reduce.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "Y", Access: ReadOnly},
+		{Binding: 2, Name: "G", Access: ReadOnly},
+		{Binding: 3, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ArithmeticGradReduceF16},
+}
+
+// ArithmeticGradReduceF16 is glsl/arithmetic_grad_reduce.comp built with -DVKMPS_F16 (variant "f16").
+var ArithmeticGradReduceF16 = &Shader{
+	Name: "arithmetic_grad_reduce_f16",
+	file: "arithmetic_grad_reduce_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "Y", Access: ReadOnly},
+		{Binding: 2, Name: "G", Access: ReadOnly},
+		{Binding: 3, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "OP", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "GRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ArithmeticGradSum is glsl/arithmetic_grad_sum.comp.
+var ArithmeticGradSum = &Shader{
+	Name: "arithmetic_grad_sum",
+	file: "arithmetic_grad_sum.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Partials", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 32,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ArithmeticGradSumF16},
+}
+
+// ArithmeticGradSumF16 is glsl/arithmetic_grad_sum.comp built with -DVKMPS_F16 (variant "f16").
+var ArithmeticGradSumF16 = &Shader{
+	Name: "arithmetic_grad_sum_f16",
+	file: "arithmetic_grad_sum_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Partials", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 32,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// BatchNormalization is glsl/batch_normalization.comp.
+var BatchNormalization = &Shader{
+	Name: "batch_normalization",
+	file: "batch_normalization.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: WriteOnly},
+		{Binding: 2, Name: "Gamma", Access: ReadOnly},
+		{Binding: 3, Name: "Beta", Access: ReadOnly},
+		{Binding: 4, Name: "RunMean", Access: ReadWrite},
+		{Binding: 5, Name: "RunVar", Access: ReadWrite},
+		{Binding: 6, Name: "State", Access: ReadWrite},
+		{Binding: 7, Name: "Scratch", Access: ReadWrite},
+	},
+	PushConstantSize: 88,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": BatchNormalizationF16},
+}
+
+// BatchNormalizationF16 is glsl/batch_normalization.comp built with -DVKMPS_F16 (variant "f16").
+var BatchNormalizationF16 = &Shader{
+	Name: "batch_normalization_f16",
+	file: "batch_normalization_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: WriteOnly},
+		{Binding: 2, Name: "Gamma", Access: ReadOnly},
+		{Binding: 3, Name: "Beta", Access: ReadOnly},
+		{Binding: 4, Name: "RunMean", Access: ReadWrite},
+		{Binding: 5, Name: "RunVar", Access: ReadWrite},
+		{Binding: 6, Name: "State", Access: ReadWrite},
+		{Binding: 7, Name: "Scratch", Access: ReadWrite},
+	},
+	PushConstantSize: 88,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// BatchNormalizationGrad is glsl/batch_normalization_grad.comp.
+var BatchNormalizationGrad = &Shader{
+	Name: "batch_normalization_grad",
+	file: "batch_normalization_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "DY4", Access: ReadOnly},
+		{Binding: 2, Name: "DX4", Access: WriteOnly},
+		{Binding: 3, Name: "State", Access: ReadWrite},
+		{Binding: 4, Name: "Scratch", Access: ReadWrite},
+		{Binding: 5, Name: "DGamma", Access: WriteOnly},
+		{Binding: 6, Name: "DBeta", Access: WriteOnly},
+	},
+	PushConstantSize: 84,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": BatchNormalizationGradF16},
+}
+
+// BatchNormalizationGradF16 is glsl/batch_normalization_grad.comp built with -DVKMPS_F16 (variant "f16").
+var BatchNormalizationGradF16 = &Shader{
+	Name: "batch_normalization_grad_f16",
+	file: "batch_normalization_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "DY4", Access: ReadOnly},
+		{Binding: 2, Name: "DX4", Access: WriteOnly},
+		{Binding: 3, Name: "State", Access: ReadWrite},
+		{Binding: 4, Name: "Scratch", Access: ReadWrite},
+		{Binding: 5, Name: "DGamma", Access: WriteOnly},
+		{Binding: 6, Name: "DBeta", Access: WriteOnly},
+	},
+	PushConstantSize: 84,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// BinaryConvolution is glsl/binary_convolution.comp.
+var BinaryConvolution = &Shader{
+	Name: "binary_convolution",
+	file: "binary_convolution.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Packed", Access: ReadOnly},
+		{Binding: 1, Name: "Weights", Access: ReadOnly},
+		{Binding: 2, Name: "Params", Access: ReadOnly},
+		{Binding: 3, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 1, Name: "TYPE", Default: 1},
+		{ID: 2, Name: "BETA", Default: 0},
+		{ID: 3, Name: "KW", Default: 1},
+		{ID: 4, Name: "KH", Default: 1},
+		{ID: 5, Name: "SX", Default: 1},
+		{ID: 6, Name: "SY", Default: 1},
+		{ID: 7, Name: "DX", Default: 1},
+		{ID: 8, Name: "DY", Default: 1},
+		{ID: 9, Name: "WORDS", Default: 1},
+		{ID: 10, Name: "CHANNELS", Default: 1},
+		{ID: 11, Name: "OUT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{256, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+	variants:      map[string]*Shader{"f16": BinaryConvolutionF16},
+}
+
+// BinaryConvolutionF16 is glsl/binary_convolution.comp built with -DVKMPS_F16 (variant "f16").
+var BinaryConvolutionF16 = &Shader{
+	Name: "binary_convolution_f16",
+	file: "binary_convolution_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Packed", Access: ReadOnly},
+		{Binding: 1, Name: "Weights", Access: ReadOnly},
+		{Binding: 2, Name: "Params", Access: ReadOnly},
+		{Binding: 3, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 1, Name: "TYPE", Default: 1},
+		{ID: 2, Name: "BETA", Default: 0},
+		{ID: 3, Name: "KW", Default: 1},
+		{ID: 4, Name: "KH", Default: 1},
+		{ID: 5, Name: "SX", Default: 1},
+		{ID: 6, Name: "SY", Default: 1},
+		{ID: 7, Name: "DX", Default: 1},
+		{ID: 8, Name: "DY", Default: 1},
+		{ID: 9, Name: "WORDS", Default: 1},
+		{ID: 10, Name: "CHANNELS", Default: 1},
+		{ID: 11, Name: "OUT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{256, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+}
+
+// BinaryConvolutionFloat is glsl/binary_convolution_float.comp.
+var BinaryConvolutionFloat = &Shader{
+	Name: "binary_convolution_float",
+	file: "binary_convolution_float.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Weights", Access: ReadOnly},
+		{Binding: 2, Name: "Params", Access: ReadOnly},
+		{Binding: 3, Name: "Packed", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 2, Name: "BETA", Default: 0},
+		{ID: 3, Name: "KW", Default: 1},
+		{ID: 4, Name: "KH", Default: 1},
+		{ID: 5, Name: "SX", Default: 1},
+		{ID: 6, Name: "SY", Default: 1},
+		{ID: 7, Name: "DX", Default: 1},
+		{ID: 8, Name: "DY", Default: 1},
+		{ID: 9, Name: "WORDS", Default: 1},
+		{ID: 10, Name: "CHANNELS", Default: 1},
+		{ID: 11, Name: "OUT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": BinaryConvolutionFloatF16},
+}
+
+// BinaryConvolutionFloatF16 is glsl/binary_convolution_float.comp built with -DVKMPS_F16 (variant "f16").
+var BinaryConvolutionFloatF16 = &Shader{
+	Name: "binary_convolution_float_f16",
+	file: "binary_convolution_float_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Weights", Access: ReadOnly},
+		{Binding: 2, Name: "Params", Access: ReadOnly},
+		{Binding: 3, Name: "Packed", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 2, Name: "BETA", Default: 0},
+		{ID: 3, Name: "KW", Default: 1},
+		{ID: 4, Name: "KH", Default: 1},
+		{ID: 5, Name: "SX", Default: 1},
+		{ID: 6, Name: "SY", Default: 1},
+		{ID: 7, Name: "DX", Default: 1},
+		{ID: 8, Name: "DY", Default: 1},
+		{ID: 9, Name: "WORDS", Default: 1},
+		{ID: 10, Name: "CHANNELS", Default: 1},
+		{ID: 11, Name: "OUT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// BinaryConvolutionPack is glsl/binary_convolution_pack.comp.
+var BinaryConvolutionPack = &Shader{
+	Name: "binary_convolution_pack",
+	file: "binary_convolution_pack.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Params", Access: ReadOnly},
+		{Binding: 2, Name: "Packed", Access: WriteOnly},
+	},
+	PushConstantSize: 20,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "CHANNELS", Default: 1},
+		{ID: 2, Name: "WORDS", Default: 1},
+		{ID: 3, Name: "BETA", Default: 0},
+		{ID: 4, Name: "OUT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": BinaryConvolutionPackF16},
+}
+
+// BinaryConvolutionPackF16 is glsl/binary_convolution_pack.comp built with -DVKMPS_F16 (variant "f16").
+var BinaryConvolutionPackF16 = &Shader{
+	Name: "binary_convolution_pack_f16",
+	file: "binary_convolution_pack_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Params", Access: ReadOnly},
+		{Binding: 2, Name: "Packed", Access: WriteOnly},
+	},
+	PushConstantSize: 20,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "CHANNELS", Default: 1},
+		{ID: 2, Name: "WORDS", Default: 1},
+		{ID: 3, Name: "BETA", Default: 0},
+		{ID: 4, Name: "OUT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Convert is glsl/convert.comp.
+var Convert = &Shader{
+	Name: "convert",
+	file: "convert.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 12,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"tohalf": ConvertTohalf},
+}
+
+// ConvertTohalf is glsl/convert.comp built with -DTO_HALF (variant "tohalf").
+var ConvertTohalf = &Shader{
+	Name: "convert_tohalf",
+	file: "convert_tohalf.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 12,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionBiasGrad is glsl/convolution_bias_grad.comp.
+var ConvolutionBiasGrad = &Shader{
+	Name: "convolution_bias_grad",
+	file: "convolution_bias_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 48,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionBiasGradF16},
+}
+
+// ConvolutionBiasGradF16 is glsl/convolution_bias_grad.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionBiasGradF16 = &Shader{
+	Name: "convolution_bias_grad_f16",
+	file: "convolution_bias_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 48,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionDataSmall is glsl/convolution_data_small.comp.
+var ConvolutionDataSmall = &Shader{
+	Name: "convolution_data_small",
+	file: "convolution_data_small.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "local_size_y", Default: 1},
+		{ID: 2, Name: "local_size_z", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "OX", Default: 8},
+		{ID: 13, Name: "CIN", Default: 3},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 1, 2},
+	variants:      map[string]*Shader{"f16": ConvolutionDataSmallF16},
+}
+
+// ConvolutionDataSmallF16 is glsl/convolution_data_small.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionDataSmallF16 = &Shader{
+	Name: "convolution_data_small_f16",
+	file: "convolution_data_small_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "local_size_y", Default: 1},
+		{ID: 2, Name: "local_size_z", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "OX", Default: 8},
+		{ID: 13, Name: "CIN", Default: 3},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 1, 2},
+}
+
+// ConvolutionDepthwise is glsl/convolution_depthwise.comp.
+var ConvolutionDepthwise = &Shader{
+	Name: "convolution_depthwise",
+	file: "convolution_depthwise.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "local_size_y", Default: 1},
+		{ID: 2, Name: "local_size_z", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "OX", Default: 4},
+		{ID: 13, Name: "OY", Default: 1},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "FLIP", Default: 0},
+		{ID: 16, Name: "MULT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 1, 2},
+	variants:      map[string]*Shader{"f16": ConvolutionDepthwiseF16},
+}
+
+// ConvolutionDepthwiseF16 is glsl/convolution_depthwise.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionDepthwiseF16 = &Shader{
+	Name: "convolution_depthwise_f16",
+	file: "convolution_depthwise_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "local_size_y", Default: 1},
+		{ID: 2, Name: "local_size_z", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "OX", Default: 4},
+		{ID: 13, Name: "OY", Default: 1},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "FLIP", Default: 0},
+		{ID: 16, Name: "MULT", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 1, 2},
+}
+
+// ConvolutionDepthwiseWeights is glsl/convolution_depthwise_weights.comp.
+var ConvolutionDepthwiseWeights = &Shader{
+	Name: "convolution_depthwise_weights",
+	file: "convolution_depthwise_weights.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "OutW", Access: WriteOnly},
+		{Binding: 3, Name: "OutB", Access: WriteOnly},
+	},
+	PushConstantSize: 88,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 14, Name: "BIASGRAD", Default: 0},
+		{ID: 16, Name: "MULT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionDepthwiseWeightsF16},
+}
+
+// ConvolutionDepthwiseWeightsF16 is glsl/convolution_depthwise_weights.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionDepthwiseWeightsF16 = &Shader{
+	Name: "convolution_depthwise_weights_f16",
+	file: "convolution_depthwise_weights_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "OutW", Access: WriteOnly},
+		{Binding: 3, Name: "OutB", Access: WriteOnly},
+	},
+	PushConstantSize: 88,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 14, Name: "BIASGRAD", Default: 0},
+		{ID: 16, Name: "MULT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemm is glsl/convolution_gemm.comp.
+var ConvolutionGemm = &Shader{
+	Name: "convolution_gemm",
+	file: "convolution_gemm.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+		{Binding: 5, Name: "Part", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 32},
+		{ID: 2, Name: "BN", Default: 32},
+		{ID: 3, Name: "BK", Default: 16},
+		{ID: 4, Name: "TM", Default: 4},
+		{ID: 5, Name: "TN", Default: 4},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 28, Name: "SPLITK", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmF16},
+}
+
+// ConvolutionGemmF16 is glsl/convolution_gemm.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionGemmF16 = &Shader{
+	Name: "convolution_gemm_f16",
+	file: "convolution_gemm_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+		{Binding: 5, Name: "Part", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 32},
+		{ID: 2, Name: "BN", Default: 32},
+		{ID: 3, Name: "BK", Default: 16},
+		{ID: 4, Name: "TM", Default: 4},
+		{ID: 5, Name: "TN", Default: 4},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 28, Name: "SPLITK", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmCoopmat is glsl/convolution_gemm_coopmat.comp.
+var ConvolutionGemmCoopmat = &Shader{
+	Name: "convolution_gemm_coopmat",
+	file: "convolution_gemm_coopmat.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im4", Access: ReadOnly},
+		{Binding: 1, Name: "Wt4", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmCoopmatF16, "emu": ConvolutionGemmCoopmatEmu},
+}
+
+// ConvolutionGemmCoopmatF16 is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionGemmCoopmatF16 = &Shader{
+	Name: "convolution_gemm_coopmat_f16",
+	file: "convolution_gemm_coopmat_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im4", Access: ReadOnly},
+		{Binding: 1, Name: "Wt4", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmCoopmatEmu is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 -DVKMPS_COOP_EMULATE (variant "emu").
+var ConvolutionGemmCoopmatEmu = &Shader{
+	Name: "convolution_gemm_coopmat_emu",
+	file: "convolution_gemm_coopmat_emu.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im4", Access: ReadOnly},
+		{Binding: 1, Name: "Wt4", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmWeights is glsl/convolution_gemm_weights.comp.
+var ConvolutionGemmWeights = &Shader{
+	Name: "convolution_gemm_weights",
+	file: "convolution_gemm_weights.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+		{Binding: 3, Name: "BiasPart", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 32},
+		{ID: 2, Name: "BN", Default: 32},
+		{ID: 3, Name: "BK", Default: 16},
+		{ID: 4, Name: "TM", Default: 4},
+		{ID: 5, Name: "TN", Default: 4},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "BIASGRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmWeightsF16, "t0": ConvolutionGemmWeightsT0, "t0f16": ConvolutionGemmWeightsT0f16},
+}
+
+// ConvolutionGemmWeightsF16 is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionGemmWeightsF16 = &Shader{
+	Name: "convolution_gemm_weights_f16",
+	file: "convolution_gemm_weights_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+		{Binding: 3, Name: "BiasPart", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 32},
+		{ID: 2, Name: "BN", Default: 32},
+		{ID: 3, Name: "BK", Default: 16},
+		{ID: 4, Name: "TM", Default: 4},
+		{ID: 5, Name: "TN", Default: 4},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "BIASGRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmWeightsT0 is glsl/convolution_gemm_weights.comp built with -DGEMM_TILE0 (variant "t0").
+var ConvolutionGemmWeightsT0 = &Shader{
+	Name: "convolution_gemm_weights_t0",
+	file: "convolution_gemm_weights_t0.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+		{Binding: 3, Name: "BiasPart", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "BIASGRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmWeightsT0f16 is glsl/convolution_gemm_weights.comp built with -DGEMM_TILE0 -DVKMPS_F16 (variant "t0f16").
+var ConvolutionGemmWeightsT0f16 = &Shader{
+	Name: "convolution_gemm_weights_t0f16",
+	file: "convolution_gemm_weights_t0f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+		{Binding: 3, Name: "BiasPart", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "BIASGRAD", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionNeuron is glsl/convolution_neuron.comp.
+var ConvolutionNeuron = &Shader{
+	Name: "convolution_neuron",
+	file: "convolution_neuron.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "A", Access: ReadOnly},
+		{Binding: 1, Name: "Z", Access: ReadOnly},
+		{Binding: 2, Name: "Prelu", Access: ReadOnly},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 76,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionNeuronF16},
+}
+
+// ConvolutionNeuronF16 is glsl/convolution_neuron.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionNeuronF16 = &Shader{
+	Name: "convolution_neuron_f16",
+	file: "convolution_neuron_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "A", Access: ReadOnly},
+		{Binding: 1, Name: "Z", Access: ReadOnly},
+		{Binding: 2, Name: "Prelu", Access: ReadOnly},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 76,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionReduce is glsl/convolution_reduce.comp.
+var ConvolutionReduce = &Shader{
+	Name: "convolution_reduce",
+	file: "convolution_reduce.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "In", Access: ReadOnly},
+		{Binding: 1, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 16,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // Copy is glsl/copy.comp.
 var Copy = &Shader{
 	Name: "copy",
@@ -30,6 +1161,147 @@ var Copy = &Shader{
 	PushConstantSize: 12,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// CrossChannelNormalization is glsl/cross_channel_normalization.comp.
+var CrossChannelNormalization = &Shader{
+	Name: "cross_channel_normalization",
+	file: "cross_channel_normalization.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": CrossChannelNormalizationF16},
+}
+
+// CrossChannelNormalizationF16 is glsl/cross_channel_normalization.comp built with -DVKMPS_F16 (variant "f16").
+var CrossChannelNormalizationF16 = &Shader{
+	Name: "cross_channel_normalization_f16",
+	file: "cross_channel_normalization_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Dropout is glsl/dropout.comp.
+var Dropout = &Shader{
+	Name: "dropout",
+	file: "dropout.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+		{Binding: 2, Name: "Mask", Access: WriteOnly},
+		{Binding: 3, Name: "Counter", Access: ReadOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SX", Default: 1},
+		{ID: 2, Name: "SY", Default: 1},
+		{ID: 3, Name: "SC", Default: 1},
+		{ID: 4, Name: "VEC", Default: 0},
+		{ID: 5, Name: "MASK_OUT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": DropoutF16},
+}
+
+// DropoutF16 is glsl/dropout.comp built with -DVKMPS_F16 (variant "f16").
+var DropoutF16 = &Shader{
+	Name: "dropout_f16",
+	file: "dropout_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+		{Binding: 2, Name: "Mask", Access: WriteOnly},
+		{Binding: 3, Name: "Counter", Access: ReadOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SX", Default: 1},
+		{ID: 2, Name: "SY", Default: 1},
+		{ID: 3, Name: "SC", Default: 1},
+		{ID: 4, Name: "VEC", Default: 0},
+		{ID: 5, Name: "MASK_OUT", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// DropoutAdvance is glsl/dropout_advance.comp.
+var DropoutAdvance = &Shader{
+	Name: "dropout_advance",
+	file: "dropout_advance.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Counter", Access: ReadWrite},
+		{Binding: 1, Name: "Info", Access: WriteOnly},
+	},
+	PushConstantSize: 12,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{1, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+// DropoutGrad is glsl/dropout_grad.comp.
+var DropoutGrad = &Shader{
+	Name: "dropout_grad",
+	file: "dropout_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Dx4", Access: WriteOnly},
+		{Binding: 2, Name: "Mask", Access: ReadOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SX", Default: 1},
+		{ID: 2, Name: "SY", Default: 1},
+		{ID: 3, Name: "SC", Default: 1},
+		{ID: 4, Name: "VEC", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": DropoutGradF16},
+}
+
+// DropoutGradF16 is glsl/dropout_grad.comp built with -DVKMPS_F16 (variant "f16").
+var DropoutGradF16 = &Shader{
+	Name: "dropout_grad_f16",
+	file: "dropout_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Dx4", Access: WriteOnly},
+		{Binding: 2, Name: "Mask", Access: ReadOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SX", Default: 1},
+		{ID: 2, Name: "SY", Default: 1},
+		{ID: 3, Name: "SC", Default: 1},
+		{ID: 4, Name: "VEC", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -50,23 +1322,418 @@ var Fill16 = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// InstanceNormalization is glsl/instance_normalization.comp.
+var InstanceNormalization = &Shader{
+	Name: "instance_normalization",
+	file: "instance_normalization.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: WriteOnly},
+		{Binding: 2, Name: "Gamma", Access: ReadOnly},
+		{Binding: 3, Name: "Beta", Access: ReadOnly},
+		{Binding: 4, Name: "Parts", Access: ReadWrite},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": InstanceNormalizationF16},
+}
+
+// InstanceNormalizationF16 is glsl/instance_normalization.comp built with -DVKMPS_F16 (variant "f16").
+var InstanceNormalizationF16 = &Shader{
+	Name: "instance_normalization_f16",
+	file: "instance_normalization_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "Y4", Access: WriteOnly},
+		{Binding: 2, Name: "Gamma", Access: ReadOnly},
+		{Binding: 3, Name: "Beta", Access: ReadOnly},
+		{Binding: 4, Name: "Parts", Access: ReadWrite},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// InstanceNormalizationGrad is glsl/instance_normalization_grad.comp.
+var InstanceNormalizationGrad = &Shader{
+	Name: "instance_normalization_grad",
+	file: "instance_normalization_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "DY4", Access: ReadOnly},
+		{Binding: 2, Name: "DX4", Access: WriteOnly},
+		{Binding: 3, Name: "Gamma", Access: ReadOnly},
+		{Binding: 4, Name: "Sums", Access: ReadWrite},
+		{Binding: 5, Name: "DGamma", Access: WriteOnly},
+		{Binding: 6, Name: "DBeta", Access: WriteOnly},
+		{Binding: 7, Name: "Parts", Access: ReadWrite},
+	},
+	PushConstantSize: 80,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": InstanceNormalizationGradF16},
+}
+
+// InstanceNormalizationGradF16 is glsl/instance_normalization_grad.comp built with -DVKMPS_F16 (variant "f16").
+var InstanceNormalizationGradF16 = &Shader{
+	Name: "instance_normalization_grad_f16",
+	file: "instance_normalization_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X4", Access: ReadOnly},
+		{Binding: 1, Name: "DY4", Access: ReadOnly},
+		{Binding: 2, Name: "DX4", Access: WriteOnly},
+		{Binding: 3, Name: "Gamma", Access: ReadOnly},
+		{Binding: 4, Name: "Sums", Access: ReadWrite},
+		{Binding: 5, Name: "DGamma", Access: WriteOnly},
+		{Binding: 6, Name: "DBeta", Access: WriteOnly},
+		{Binding: 7, Name: "Parts", Access: ReadWrite},
+	},
+	PushConstantSize: 80,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "VEC", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// LocalContrastNormalization is glsl/local_contrast_normalization.comp.
+var LocalContrastNormalization = &Shader{
+	Name: "local_contrast_normalization",
+	file: "local_contrast_normalization.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "S", Access: ReadWrite},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": LocalContrastNormalizationF16},
+}
+
+// LocalContrastNormalizationF16 is glsl/local_contrast_normalization.comp built with -DVKMPS_F16 (variant "f16").
+var LocalContrastNormalizationF16 = &Shader{
+	Name: "local_contrast_normalization_f16",
+	file: "local_contrast_normalization_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "S", Access: ReadWrite},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // Loss is glsl/loss.comp.
 var Loss = &Shader{
 	Name: "loss",
 	file: "loss.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Pred", Access: ReadOnly},
-		{Binding: 1, Name: "Labels", Access: ReadOnly},
-		{Binding: 2, Name: "Out", Access: WriteOnly},
+		{Binding: 0, Name: "Pred4", Access: ReadOnly},
+		{Binding: 1, Name: "Labels4", Access: ReadOnly},
+		{Binding: 2, Name: "Weights4", Access: ReadOnly},
+		{Binding: 3, Name: "Out4", Access: WriteOnly},
+		{Binding: 4, Name: "Factor", Access: ReadOnly},
 	},
-	PushConstantSize: 28,
+	PushConstantSize: 52,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
 		{ID: 1, Name: "TYPE", Default: 0},
 		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "VEC4", Default: 0},
+		{ID: 4, Name: "WEIGHTS", Default: 0},
+		{ID: 5, Name: "COUNT", Default: 0},
+		{ID: 6, Name: "FACTOR", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": LossF16},
+}
+
+// LossF16 is glsl/loss.comp built with -DVKMPS_F16 (variant "f16").
+var LossF16 = &Shader{
+	Name: "loss_f16",
+	file: "loss_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Pred4", Access: ReadOnly},
+		{Binding: 1, Name: "Labels4", Access: ReadOnly},
+		{Binding: 2, Name: "Weights4", Access: ReadOnly},
+		{Binding: 3, Name: "Out4", Access: WriteOnly},
+		{Binding: 4, Name: "Factor", Access: ReadOnly},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "TYPE", Default: 0},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 3, Name: "VEC4", Default: 0},
+		{ID: 4, Name: "WEIGHTS", Default: 0},
+		{ID: 5, Name: "COUNT", Default: 0},
+		{ID: 6, Name: "FACTOR", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// LossPixel is glsl/loss_pixel.comp.
+var LossPixel = &Shader{
+	Name: "loss_pixel",
+	file: "loss_pixel.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Pred", Access: ReadOnly},
+		{Binding: 1, Name: "Labels", Access: ReadOnly},
+		{Binding: 2, Name: "Weights", Access: ReadOnly},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+		{Binding: 4, Name: "Factor", Access: ReadOnly},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "TYPE", Default: 1},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 4, Name: "WEIGHTS", Default: 0},
+		{ID: 5, Name: "COUNT", Default: 0},
+		{ID: 6, Name: "FACTOR", Default: 0},
+		{ID: 7, Name: "SLICES", Default: 1},
+		{ID: 8, Name: "CPT", Default: 1},
+		{ID: 9, Name: "CACHED", Default: 0},
+		{ID: 10, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": LossPixelF16},
+}
+
+// LossPixelF16 is glsl/loss_pixel.comp built with -DVKMPS_F16 (variant "f16").
+var LossPixelF16 = &Shader{
+	Name: "loss_pixel_f16",
+	file: "loss_pixel_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Pred", Access: ReadOnly},
+		{Binding: 1, Name: "Labels", Access: ReadOnly},
+		{Binding: 2, Name: "Weights", Access: ReadOnly},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+		{Binding: 4, Name: "Factor", Access: ReadOnly},
+	},
+	PushConstantSize: 52,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "TYPE", Default: 1},
+		{ID: 2, Name: "MODE", Default: 0},
+		{ID: 4, Name: "WEIGHTS", Default: 0},
+		{ID: 5, Name: "COUNT", Default: 0},
+		{ID: 6, Name: "FACTOR", Default: 0},
+		{ID: 7, Name: "SLICES", Default: 1},
+		{ID: 8, Name: "CPT", Default: 1},
+		{ID: 9, Name: "CACHED", Default: 0},
+		{ID: 10, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Neuron is glsl/neuron.comp.
+var Neuron = &Shader{
+	Name: "neuron",
+	file: "neuron.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+		{Binding: 2, Name: "Slopes", Access: ReadOnly},
+	},
+	PushConstantSize: 32,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": NeuronF16},
+}
+
+// NeuronF16 is glsl/neuron.comp built with -DVKMPS_F16 (variant "f16").
+var NeuronF16 = &Shader{
+	Name: "neuron_f16",
+	file: "neuron_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src4", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+		{Binding: 2, Name: "Slopes", Access: ReadOnly},
+	},
+	PushConstantSize: 32,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// NeuronGrad is glsl/neuron_grad.comp.
+var NeuronGrad = &Shader{
+	Name: "neuron_grad",
+	file: "neuron_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Src4", Access: ReadOnly},
+		{Binding: 2, Name: "Dx4", Access: WriteOnly},
+		{Binding: 3, Name: "Slopes", Access: ReadOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": NeuronGradF16},
+}
+
+// NeuronGradF16 is glsl/neuron_grad.comp built with -DVKMPS_F16 (variant "f16").
+var NeuronGradF16 = &Shader{
+	Name: "neuron_grad_f16",
+	file: "neuron_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Src4", Access: ReadOnly},
+		{Binding: 2, Name: "Dx4", Access: WriteOnly},
+		{Binding: 3, Name: "Slopes", Access: ReadOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// NeuronSlopeGrad is glsl/neuron_slope_grad.comp.
+var NeuronSlopeGrad = &Shader{
+	Name: "neuron_slope_grad",
+	file: "neuron_slope_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": NeuronSlopeGradF16},
+}
+
+// NeuronSlopeGradF16 is glsl/neuron_slope_grad.comp built with -DVKMPS_F16 (variant "f16").
+var NeuronSlopeGradF16 = &Shader{
+	Name: "neuron_slope_grad_f16",
+	file: "neuron_slope_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Partials", Access: WriteOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Optimizer is glsl/optimizer.comp.
+var Optimizer = &Shader{
+	Name: "optimizer",
+	file: "optimizer.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Coef", Access: ReadOnly},
+		{Binding: 1, Name: "Grad", Access: ReadOnly},
+		{Binding: 2, Name: "Param", Access: ReadWrite},
+		{Binding: 3, Name: "Momentum", Access: ReadWrite},
+		{Binding: 4, Name: "Velocity", Access: ReadWrite},
+		{Binding: 5, Name: "MaxVelocity", Access: ReadWrite},
+	},
+	PushConstantSize: 24,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "TYPE", Default: 0},
+		{ID: 2, Name: "MOMENTUM", Default: 0},
+		{ID: 3, Name: "NESTEROV", Default: 0},
+		{ID: 4, Name: "AMSGRAD", Default: 0},
+		{ID: 5, Name: "FORM", Default: 0},
+		{ID: 6, Name: "CLIP", Default: 0},
+		{ID: 7, Name: "REG", Default: 0},
+		{ID: 8, Name: "CLIP_MIN", Default: 0},
+		{ID: 9, Name: "CLIP_MAX", Default: 0},
+		{ID: 10, Name: "RESCALE", Default: 1065353216},
+		{ID: 11, Name: "DECAY", Default: 1063675494},
+		{ID: 12, Name: "ONE_MINUS_DECAY", Default: 1036831949},
+		{ID: 13, Name: "BETA1", Default: 1063675494},
+		{ID: 14, Name: "ONE_MINUS_BETA1", Default: 1036831949},
+		{ID: 15, Name: "BETA2", Default: 1065336439},
+		{ID: 16, Name: "ONE_MINUS_BETA2", Default: 981668463},
+		{ID: 17, Name: "EPSILON", Default: 841731191},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// OptimizerStep is glsl/optimizer_step.comp.
+var OptimizerStep = &Shader{
+	Name: "optimizer_step",
+	file: "optimizer_step.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "hyper", Access: ReadWrite},
+		{Binding: 1, Name: "Coef", Access: WriteOnly},
+	},
+	PushConstantSize: 0,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "TYPE", Default: 0},
+		{ID: 1, Name: "FORM", Default: 0},
+		{ID: 2, Name: "ONE_MINUS_BETA1", Default: 1036831949},
+		{ID: 3, Name: "ONE_MINUS_BETA2", Default: 981668463},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
 }
 
 // PoolingAverage is glsl/pooling_average.comp.
@@ -149,7 +1816,7 @@ var PoolingAverageGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingAverageGradF16},
+	variants:      map[string]*Shader{"f16": PoolingAverageGradF16, "loop": PoolingAverageGradLoop, "loopf16": PoolingAverageGradLoopf16},
 }
 
 // PoolingAverageGradF16 is glsl/pooling_average_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -171,6 +1838,54 @@ var PoolingAverageGradF16 = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingAverageGradLoop is glsl/pooling_average_grad.comp built with -DPOOL_LOOP (variant "loop").
+var PoolingAverageGradLoop = &Shader{
+	Name: "pooling_average_grad_loop",
+	file: "pooling_average_grad_loop.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingAverageGradLoopf16 is glsl/pooling_average_grad.comp built with -DPOOL_LOOP -DVKMPS_F16 (variant "loopf16").
+var PoolingAverageGradLoopf16 = &Shader{
+	Name: "pooling_average_grad_loopf16",
+	file: "pooling_average_grad_loopf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
@@ -199,13 +1914,61 @@ var PoolingAverageTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": PoolingAverageTiledF16},
+	variants:      map[string]*Shader{"f16": PoolingAverageTiledF16, "global": PoolingAverageTiledGlobal, "globalf16": PoolingAverageTiledGlobalf16},
 }
 
 // PoolingAverageTiledF16 is glsl/pooling_average_tiled.comp built with -DVKMPS_F16 (variant "f16").
 var PoolingAverageTiledF16 = &Shader{
 	Name: "pooling_average_tiled_f16",
 	file: "pooling_average_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingAverageTiledGlobal is glsl/pooling_average_tiled.comp built with -DPOOL_GLOBAL (variant "global").
+var PoolingAverageTiledGlobal = &Shader{
+	Name: "pooling_average_tiled_global",
+	file: "pooling_average_tiled_global.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingAverageTiledGlobalf16 is glsl/pooling_average_tiled.comp built with -DPOOL_GLOBAL -DVKMPS_F16 (variant "globalf16").
+var PoolingAverageTiledGlobalf16 = &Shader{
+	Name: "pooling_average_tiled_globalf16",
+	file: "pooling_average_tiled_globalf16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -307,7 +2070,7 @@ var PoolingL2normGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingL2normGradF16},
+	variants:      map[string]*Shader{"f16": PoolingL2normGradF16, "loop": PoolingL2normGradLoop, "loopf16": PoolingL2normGradLoopf16},
 }
 
 // PoolingL2normGradF16 is glsl/pooling_l2norm_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -330,6 +2093,56 @@ var PoolingL2normGradF16 = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingL2normGradLoop is glsl/pooling_l2norm_grad.comp built with -DPOOL_LOOP (variant "loop").
+var PoolingL2normGradLoop = &Shader{
+	Name: "pooling_l2norm_grad_loop",
+	file: "pooling_l2norm_grad_loop.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingL2normGradLoopf16 is glsl/pooling_l2norm_grad.comp built with -DPOOL_LOOP -DVKMPS_F16 (variant "loopf16").
+var PoolingL2normGradLoopf16 = &Shader{
+	Name: "pooling_l2norm_grad_loopf16",
+	file: "pooling_l2norm_grad_loopf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 17, Name: "local_size_z", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
@@ -418,13 +2231,63 @@ var PoolingL2normRatioTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": PoolingL2normRatioTiledF16},
+	variants:      map[string]*Shader{"f16": PoolingL2normRatioTiledF16, "global": PoolingL2normRatioTiledGlobal, "globalf16": PoolingL2normRatioTiledGlobalf16},
 }
 
 // PoolingL2normRatioTiledF16 is glsl/pooling_l2norm_ratio_tiled.comp built with -DVKMPS_F16 (variant "f16").
 var PoolingL2normRatioTiledF16 = &Shader{
 	Name: "pooling_l2norm_ratio_tiled_f16",
 	file: "pooling_l2norm_ratio_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2normRatioTiledGlobal is glsl/pooling_l2norm_ratio_tiled.comp built with -DPOOL_GLOBAL (variant "global").
+var PoolingL2normRatioTiledGlobal = &Shader{
+	Name: "pooling_l2norm_ratio_tiled_global",
+	file: "pooling_l2norm_ratio_tiled_global.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Dy", Access: ReadOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2normRatioTiledGlobalf16 is glsl/pooling_l2norm_ratio_tiled.comp built with -DPOOL_GLOBAL -DVKMPS_F16 (variant "globalf16").
+var PoolingL2normRatioTiledGlobalf16 = &Shader{
+	Name: "pooling_l2norm_ratio_tiled_globalf16",
+	file: "pooling_l2norm_ratio_tiled_globalf16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -468,13 +2331,61 @@ var PoolingL2normTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": PoolingL2normTiledF16},
+	variants:      map[string]*Shader{"f16": PoolingL2normTiledF16, "global": PoolingL2normTiledGlobal, "globalf16": PoolingL2normTiledGlobalf16},
 }
 
 // PoolingL2normTiledF16 is glsl/pooling_l2norm_tiled.comp built with -DVKMPS_F16 (variant "f16").
 var PoolingL2normTiledF16 = &Shader{
 	Name: "pooling_l2norm_tiled_f16",
 	file: "pooling_l2norm_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2normTiledGlobal is glsl/pooling_l2norm_tiled.comp built with -DPOOL_GLOBAL (variant "global").
+var PoolingL2normTiledGlobal = &Shader{
+	Name: "pooling_l2norm_tiled_global",
+	file: "pooling_l2norm_tiled_global.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingL2normTiledGlobalf16 is glsl/pooling_l2norm_tiled.comp built with -DPOOL_GLOBAL -DVKMPS_F16 (variant "globalf16").
+var PoolingL2normTiledGlobalf16 = &Shader{
+	Name: "pooling_l2norm_tiled_globalf16",
+	file: "pooling_l2norm_tiled_globalf16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -647,13 +2558,69 @@ var PoolingMaxArgmaxTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": PoolingMaxArgmaxTiledF16},
+	variants:      map[string]*Shader{"f16": PoolingMaxArgmaxTiledF16, "global": PoolingMaxArgmaxTiledGlobal, "globalf16": PoolingMaxArgmaxTiledGlobalf16},
 }
 
 // PoolingMaxArgmaxTiledF16 is glsl/pooling_max_argmax_tiled.comp built with -DVKMPS_F16 (variant "f16").
 var PoolingMaxArgmaxTiledF16 = &Shader{
 	Name: "pooling_max_argmax_tiled_f16",
 	file: "pooling_max_argmax_tiled_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMaxArgmaxTiledGlobal is glsl/pooling_max_argmax_tiled.comp built with -DPOOL_GLOBAL (variant "global").
+var PoolingMaxArgmaxTiledGlobal = &Shader{
+	Name: "pooling_max_argmax_tiled_global",
+	file: "pooling_max_argmax_tiled_global.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+		{Binding: 2, Name: "Argmax", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 12, Name: "WRITE_VALUES", Default: 1},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMaxArgmaxTiledGlobalf16 is glsl/pooling_max_argmax_tiled.comp built with -DPOOL_GLOBAL -DVKMPS_F16 (variant "globalf16").
+var PoolingMaxArgmaxTiledGlobalf16 = &Shader{
+	Name: "pooling_max_argmax_tiled_globalf16",
+	file: "pooling_max_argmax_tiled_globalf16.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Src", Access: ReadOnly},
 		{Binding: 1, Name: "Dst", Access: WriteOnly},
@@ -703,7 +2670,7 @@ var PoolingMaxGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingMaxGradF16},
+	variants:      map[string]*Shader{"f16": PoolingMaxGradF16, "loop": PoolingMaxGradLoop, "loopf16": PoolingMaxGradLoopf16},
 }
 
 // PoolingMaxGradF16 is glsl/pooling_max_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -733,6 +2700,58 @@ var PoolingMaxGradF16 = &Shader{
 	LocalSizeSpec: [3]int{0, 10, 17},
 }
 
+// PoolingMaxGradLoop is glsl/pooling_max_grad.comp built with -DPOOL_LOOP (variant "loop").
+var PoolingMaxGradLoop = &Shader{
+	Name: "pooling_max_grad_loop",
+	file: "pooling_max_grad_loop.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Aux", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingMaxGradLoopf16 is glsl/pooling_max_grad.comp built with -DPOOL_LOOP -DVKMPS_F16 (variant "loopf16").
+var PoolingMaxGradLoopf16 = &Shader{
+	Name: "pooling_max_grad_loopf16",
+	file: "pooling_max_grad_loopf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Aux", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
 // PoolingMaxTiled is glsl/pooling_max_tiled.comp.
 var PoolingMaxTiled = &Shader{
 	Name: "pooling_max_tiled",
@@ -756,7 +2775,7 @@ var PoolingMaxTiled = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": PoolingMaxTiledF16},
+	variants:      map[string]*Shader{"f16": PoolingMaxTiledF16, "global": PoolingMaxTiledGlobal, "globalf16": PoolingMaxTiledGlobalf16},
 }
 
 // PoolingMaxTiledF16 is glsl/pooling_max_tiled.comp built with -DVKMPS_F16 (variant "f16").
@@ -784,17 +2803,328 @@ var PoolingMaxTiledF16 = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// PoolingMaxTiledGlobal is glsl/pooling_max_tiled.comp built with -DPOOL_GLOBAL (variant "global").
+var PoolingMaxTiledGlobal = &Shader{
+	Name: "pooling_max_tiled_global",
+	file: "pooling_max_tiled_global.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// PoolingMaxTiledGlobalf16 is glsl/pooling_max_tiled.comp built with -DPOOL_GLOBAL -DVKMPS_F16 (variant "globalf16").
+var PoolingMaxTiledGlobalf16 = &Shader{
+	Name: "pooling_max_tiled_globalf16",
+	file: "pooling_max_tiled_globalf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 7, Name: "CLAMP", Default: 0},
+		{ID: 13, Name: "TW", Default: 32},
+		{ID: 14, Name: "TH", Default: 8},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // ReduceSum is glsl/reduce_sum.comp.
 var ReduceSum = &Shader{
 	Name: "reduce_sum",
 	file: "reduce_sum.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "In", Access: ReadOnly},
-		{Binding: 1, Name: "Out", Access: WriteOnly},
+		{Binding: 0, Name: "Sums", Access: ReadOnly},
+		{Binding: 1, Name: "Factor", Access: WriteOnly},
 	},
-	PushConstantSize: 16,
+	PushConstantSize: 20,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "COUNT", Default: 0},
+		{ID: 2, Name: "FACTOR", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": ReduceSumF16},
+}
+
+// ReduceSumF16 is glsl/reduce_sum.comp built with -DVKMPS_F16 (variant "f16").
+var ReduceSumF16 = &Shader{
+	Name: "reduce_sum_f16",
+	file: "reduce_sum_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Sums", Access: ReadOnly},
+		{Binding: 1, Name: "Factor", Access: WriteOnly},
+	},
+	PushConstantSize: 20,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "COUNT", Default: 0},
+		{ID: 2, Name: "FACTOR", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Softmax is glsl/softmax.comp.
+var Softmax = &Shader{
+	Name: "softmax",
+	file: "softmax.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 28,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SLICES", Default: 1},
+		{ID: 2, Name: "LOG", Default: 0},
+		{ID: 3, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": SoftmaxF16},
+}
+
+// SoftmaxF16 is glsl/softmax.comp built with -DVKMPS_F16 (variant "f16").
+var SoftmaxF16 = &Shader{
+	Name: "softmax_f16",
+	file: "softmax_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 28,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SLICES", Default: 1},
+		{ID: 2, Name: "LOG", Default: 0},
+		{ID: 3, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// SoftmaxGrad is glsl/softmax_grad.comp.
+var SoftmaxGrad = &Shader{
+	Name: "softmax_grad",
+	file: "softmax_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Y", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SLICES", Default: 1},
+		{ID: 2, Name: "LOG", Default: 0},
+		{ID: 3, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": SoftmaxGradF16},
+}
+
+// SoftmaxGradF16 is glsl/softmax_grad.comp built with -DVKMPS_F16 (variant "f16").
+var SoftmaxGradF16 = &Shader{
+	Name: "softmax_grad_f16",
+	file: "softmax_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Y", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 36,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "SLICES", Default: 1},
+		{ID: 2, Name: "LOG", Default: 0},
+		{ID: 3, Name: "CFAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// SpatialNormalization is glsl/spatial_normalization.comp.
+var SpatialNormalization = &Shader{
+	Name: "spatial_normalization",
+	file: "spatial_normalization.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "S", Access: ReadWrite},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": SpatialNormalizationF16},
+}
+
+// SpatialNormalizationF16 is glsl/spatial_normalization.comp built with -DVKMPS_F16 (variant "f16").
+var SpatialNormalizationF16 = &Shader{
+	Name: "spatial_normalization_f16",
+	file: "spatial_normalization_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "X", Access: ReadOnly},
+		{Binding: 1, Name: "DY", Access: ReadOnly},
+		{Binding: 2, Name: "S", Access: ReadWrite},
+		{Binding: 3, Name: "Out", Access: WriteOnly},
+	},
+	PushConstantSize: 68,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// Upsampling is glsl/upsampling.comp.
+var Upsampling = &Shader{
+	Name: "upsampling",
+	file: "upsampling.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+		{ID: 5, Name: "VOUT", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": UpsamplingF16},
+}
+
+// UpsamplingF16 is glsl/upsampling.comp built with -DVKMPS_F16 (variant "f16").
+var UpsamplingF16 = &Shader{
+	Name: "upsampling_f16",
+	file: "upsampling_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Src", Access: ReadOnly},
+		{Binding: 1, Name: "Dst4", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 0},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+		{ID: 5, Name: "VOUT", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// UpsamplingBilinearGrad is glsl/upsampling_bilinear_grad.comp.
+var UpsamplingBilinearGrad = &Shader{
+	Name: "upsampling_bilinear_grad",
+	file: "upsampling_bilinear_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 1},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": UpsamplingBilinearGradF16},
+}
+
+// UpsamplingBilinearGradF16 is glsl/upsampling_bilinear_grad.comp built with -DVKMPS_F16 (variant "f16").
+var UpsamplingBilinearGradF16 = &Shader{
+	Name: "upsampling_bilinear_grad_f16",
+	file: "upsampling_bilinear_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "MODE", Default: 1},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// UpsamplingGrad is glsl/upsampling_grad.comp.
+var UpsamplingGrad = &Shader{
+	Name: "upsampling_grad",
+	file: "upsampling_grad.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Dx4", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+		{ID: 4, Name: "VIN", Default: 0},
+		{ID: 5, Name: "VOUT", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+	variants:      map[string]*Shader{"f16": UpsamplingGradF16},
+}
+
+// UpsamplingGradF16 is glsl/upsampling_grad.comp built with -DVKMPS_F16 (variant "f16").
+var UpsamplingGradF16 = &Shader{
+	Name: "upsampling_grad_f16",
+	file: "upsampling_grad_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
+		{Binding: 1, Name: "Dx4", Access: WriteOnly},
+	},
+	PushConstantSize: 108,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 2, Name: "SX", Default: 1},
+		{ID: 3, Name: "SY", Default: 1},
+		{ID: 4, Name: "VIN", Default: 0},
+		{ID: 5, Name: "VOUT", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -831,4 +3161,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Copy, Fill16, Loss, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxTiled, PoolingMaxTiledF16, ReduceSum, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}

@@ -1,0 +1,97 @@
+#version 450
+// Depthwise convolution (MPSCNNDepthWiseConvolution: groups equal to the
+// input channels), a direct memory-bound kernel: output channel c reads
+// input channel c / MULT (MULT outputs per input channel) with its own
+// KW x KH weights w[c][tap] = wt[wBase + c*KHW + tap]:
+//   dst(b, c, x, y) = neuron(bias[c] + sum over taps of w[c][tap] *
+//                     in(b, c/MULT, first + (x*SX, y*SY) + tap))
+// and, with FLIP, the taps in reverse (w[c][KHW-1-tap]): the data gradient
+// of a stride-1 depthwise convolution is this over dy.
+//
+// One invocation computes OX x OY outputs (gl_GlobalInvocationID.x the
+// strip of OX columns, .y the group of OY rows, .z the plane b*channels +
+// c of the dispatch). It loads each input row its windows touch once, the
+// SEG columns they span, and keeps the weights in registers. Outside the
+// input region reads are 0 (a clamped index and a select: no branch per
+// tap).
+// vkmps:variant f16 -DVKMPS_F16
+#include "convolution_common.glsl"
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(constant_id = 12) const int OX = 4;
+layout(constant_id = 13) const int OY = 1;
+layout(constant_id = 14) const bool BIAS = false;
+layout(constant_id = 15) const bool FLIP = false;
+layout(constant_id = 16) const int MULT = 1;
+
+const int KEX = (KW - 1) * DX + 1;
+const int KEY = (KH - 1) * DY + 1;
+const int SEG = (OX - 1) * SX + KEX; // input columns a strip spans
+const int ROWS = (OY - 1) * SY + KEY; // input rows a strip spans
+
+layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
+layout(std430, binding = 1) readonly buffer Wt { float wt[]; };
+layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 3) readonly buffer Prelu { float prelu[]; };
+layout(std430, binding = 4) writeonly buffer Dst { ELEM dst[]; };
+
+layout(push_constant) uniform Push {
+	ivec2 inSize, inOrigin, first, outSize, outOrigin;
+	uint inStride, dstStride;
+	uint imBase, imBatch, imPlane;
+	uint dstBase, dstBatch, dstPlane;
+	uint wBase, biasBase, preluBase;
+	uint channels; // output channels of the dispatch
+	uint planes;   // batch images x channels
+	uint c0;       // channel of the dispatch's first plane
+} pc;
+
+#define NEURON_PRELU(c) prelu[pc.preluBase + (c)]
+#include "neuron.glsl"
+
+void main() {
+	ivec2 o = ivec2(gl_GlobalInvocationID.xy) * ivec2(OX, OY);
+	uint plane = gl_GlobalInvocationID.z;
+	if (o.x >= pc.outSize.x || o.y >= pc.outSize.y || plane >= pc.planes) return;
+	uint b = plane / pc.channels, c = pc.c0 + plane % pc.channels;
+	float w[KHW];
+	[[unroll]] for (uint r = 0; r < KHW; r++) w[r] = wt[pc.wBase + c * KHW + (FLIP ? KHW - 1 - r : r)];
+	float acc[OX * OY];
+	[[unroll]] for (int i = 0; i < OX * OY; i++) acc[i] = 0.0;
+	ivec2 s = pc.first + o * ivec2(SX, SY); // input position of the first tap
+	uint base = pc.imBase + b * pc.imBatch + (c / uint(MULT)) * pc.imPlane;
+	// Clamped columns and their validity, shared by every row.
+	int col[SEG];
+	bool colIn[SEG];
+	[[unroll]] for (int e = 0; e < SEG; e++) {
+		int q = s.x + e;
+		colIn[e] = uint(q) < uint(pc.inSize.x);
+		col[e] = pc.inOrigin.x + clamp(q, 0, pc.inSize.x - 1);
+	}
+	[[unroll]] for (int ir = 0; ir < ROWS; ir++) {
+		int q = s.y + ir;
+		if (uint(q) >= uint(pc.inSize.y)) continue;
+		uint row = base + uint(pc.inOrigin.y + q) * pc.inStride;
+		float v[SEG];
+		[[unroll]] for (int e = 0; e < SEG; e++) v[e] = colIn[e] ? LOAD(im[row + uint(col[e])]) : 0.0;
+		[[unroll]] for (int oy = 0; oy < OY; oy++) {
+			int dy = ir - oy * SY; // row offset in the window
+			if (dy < 0 || dy >= KEY || dy % DY != 0) continue;
+			int ky = dy / DY;
+			[[unroll]] for (int ox = 0; ox < OX; ox++) {
+				[[unroll]] for (int kx = 0; kx < KW; kx++) {
+					acc[oy * OX + ox] = fma(w[ky * KW + kx], v[ox * SX + kx * DX], acc[oy * OX + ox]);
+				}
+			}
+		}
+	}
+	float bv = BIAS ? bias[pc.biasBase + c] : 0.0;
+	[[unroll]] for (int oy = 0; oy < OY; oy++) {
+		if (o.y + oy >= pc.outSize.y) break;
+		uint row = pc.dstBase + b * pc.dstBatch + c * pc.dstPlane + uint(pc.outOrigin.y + o.y + oy) * pc.dstStride;
+		[[unroll]] for (int ox = 0; ox < OX; ox++) {
+			if (o.x + ox >= pc.outSize.x) break;
+			dst[row + uint(pc.outOrigin.x + o.x + ox)] = STORE(neuronForward(acc[oy * OX + ox] + bv, c));
+		}
+	}
+}

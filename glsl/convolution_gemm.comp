@@ -1,0 +1,114 @@
+#version 450
+// Convolution, its data gradient, the transpose convolution and fully
+// connected layers as one implicit GEMM whose result is an image
+// (MPSCNNConvolution, MPSCNNConvolutionGradient's data part,
+// MPSCNNConvolutionTranspose, MPSCNNFullyConnected): per group g (the
+// workgroup's z), C[m][n] = sum_k A[m][k] * B[k][n], then
+// dst(channel g*M + m, pixel n) = neuron(C + bias[g*M + m]).
+//
+// A (MODE_A) comes from the weights Wt (float32):
+//   0 rows:        A[m][k] = Wt[wBase + (g*M + m)*K + k]            (convolution, fully connected)
+//   1 transposed:  k = co*KHW + tap, A[m][k] = Wt[wBase + ((g*cinG + co)*M + m)*KHW + tap]
+//                  (data gradient, transpose convolution: the weights of the convolution it reverses)
+//   2 columns:     A[m][k] = Wt[wBase + k*ld + m]                   (fully connected data gradient)
+// B (MODE_B) from the image Im, n = (batch b, output pixel (x, y)):
+//   0 im2col:      k = ci*KHW + tap, B[k][n] = Im(b, g*cinG + ci, first + (x*SX, y*SY) + tap)
+//   1 gather:      k = co*KHW + tap, B[k][n] = Im(b, g*cinG + co, q) where
+//                  (x, y) = first + q*(SX, SY) + tap, 0 when no such q
+//   2 rows:        B[k][n] = Im[imBase + n*imBatch + k]              (fully connected)
+//   3 phases:      mode 1 split by the stride (no dilation): z = phase*groups + g;
+//                  phase (px, py) covers the outputs (px + SX*i, py + SY*j), and only
+//                  the taps (kx0 + SX*a, ky0 + SY*b) with kx0 = (px - first.x) mod SX
+//                  reach them: k = co*(nkx*nky) + b*nkx + a, the divisions exact.
+//                  A is then the mode 1 weights of those taps.
+// Im is read over a region of inSize pixels at inOrigin, rows inStride
+// apart; outside it reads 0. dst pixel n is written at outOrigin + (x, y).
+//
+// DIRECT: one invocation per output, a plain loop over k (the fallback
+// for devices or shapes the tiles do not suit); else gemm.glsl's tiles.
+// SPLITK 1 (MODE_B 0..2): the tiles of z = s*groups + g sum only k in
+// [s*kChunk, (s+1)*kChunk) and write those partial sums, raw, to
+// part[partBase + ((s*groups + g)*M + m)*N + n]; SPLITK 2 then adds the
+// splits of each output in order, one invocation per output as DIRECT,
+// and finishes it (bias, neuron, store): a GEMM of few tiles fills the
+// device, its results repeating bit for bit.
+// VEC_A (MODE_A 0; K and the weights' first value multiples of 4) loads
+// the weights as quads along k; VEC_B (MODE_B 0 of a pointwise
+// convolution: 1x1 kernel, stride 1, first = 0, the region the image's
+// whole plane of a multiple of 4 pixels, the image's first value a multiple
+// of 4) loads the source as quads along n.
+// vkmps:variant f16 -DVKMPS_F16
+#include "convolution_common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 32;
+layout(constant_id = 2) const uint BN = 32;
+layout(constant_id = 3) const uint BK = 16;
+layout(constant_id = 4) const uint TM = 4;
+layout(constant_id = 5) const uint TN = 4;
+layout(constant_id = 28) const uint SPLITK = 0;
+#include "convolution_gemm_head.glsl"
+#include "gemm.glsl"
+#include "convolution_gemm_fetch.glsl"
+
+layout(std430, binding = 5) buffer Part { float part[]; };
+
+void main() {
+	uint g = gl_WorkGroupID.z, split = 0u;
+	if (MODE_B == 3) {
+		g = gl_WorkGroupID.z % pc.groups;
+		setPhase(gl_WorkGroupID.z / pc.groups);
+	} else {
+		if (SPLITK == 1) {
+			g = gl_WorkGroupID.z % pc.groups;
+			split = gl_WorkGroupID.z / pc.groups;
+		}
+		setPhase(0);
+	}
+	if (SPLITK == 2) {
+		uint n = pc.n0 + gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
+		if (n >= nAll || m >= pc.M) return;
+		uint at = pc.partBase + (g * pc.M + m) * nAll + n, stride = pc.groups * pc.M * nAll;
+		float s = 0.0;
+		for (uint i = 0; i < pc.splits; i++) s += part[at + i * stride];
+		storeOut(g, m, outIndex(n), s);
+		return;
+	}
+	if (DIRECT) {
+		uint n = pc.n0 + gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
+		if (n >= nAll || m >= pc.M) return;
+		float s = 0.0;
+		uvec3 px = pixelOf(n);
+		for (uint k = 0; k < kAll; k++) s = fma(loadA(g, m, k), loadB(g, k, n, px), s);
+		storeOut(g, m, outIndex(n), s);
+		return;
+	}
+	uint t = gl_LocalInvocationID.x;
+	if (SPLITK == 1) {
+		kOff = split * pc.kChunk;
+		kLim = min(kAll, kOff + pc.kChunk);
+	}
+	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
+	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1) / BK : 1u); // an empty split writes 0
+	if (SPLITK == 1) {
+		[[unroll]] for (uint i = 0; i < TM; i++) {
+			uint m = tileM0 + gemmRow(t, i);
+			if (m >= pc.M) continue;
+			uint row = pc.partBase + ((split * pc.groups + g) * pc.M + m) * nAll;
+			[[unroll]] for (uint j = 0; j < TN; j++) {
+				uint n = tileN0 + gemmCol(t, j);
+				if (n < nAll) part[row + n] = acc[i * (TN / 4) + j / 4][j % 4];
+			}
+		}
+		return;
+	}
+	[[unroll]] for (uint j = 0; j < TN; j++) {
+		uint n = tileN0 + gemmCol(t, j);
+		if (n >= nAll) continue;
+		uint at = outIndex(n);
+		[[unroll]] for (uint i = 0; i < TM; i++) {
+			uint m = tileM0 + gemmRow(t, i);
+			if (m < pc.M) storeOut(g, m, at, acc[i * (TN / 4) + j / 4][j % 4]);
+		}
+	}
+}

@@ -1,0 +1,42 @@
+#version 450
+// convolution_gemm.comp on tensor cores (VK_NV_cooperative_matrix, see
+// gemm_coopmat.glsl): the same operand modes, bindings and push
+// constants, float16 products accumulated in float32. Meant for float16
+// images (the "f16" build); ops chooses it only where
+// convCoopMatSupported says the device can run it. The "emu" build
+// computes the same without cooperative matrices (gemm_coopmat.glsl's
+// VKMPS_COOP_EMULATE), so that tests run this shader's logic on any
+// device.
+// vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
+#include "convolution_common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 32;
+layout(constant_id = 4) const uint WM = 2;        // subgroups along m
+layout(constant_id = 5) const uint WN = 2;        // subgroups along n
+layout(constant_id = 24) const uint CM = 16;      // the device's cooperative matrix shape
+layout(constant_id = 25) const uint CN = 8;
+layout(constant_id = 26) const uint CK = 16;
+layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
+#include "convolution_gemm_head.glsl"
+#include "gemm_coopmat.glsl"
+#include "convolution_gemm_fetch.glsl"
+
+void main() {
+	uint g = gl_WorkGroupID.z;
+	if (MODE_B == 3) {
+		g = gl_WorkGroupID.z % pc.groups;
+		setPhase(gl_WorkGroupID.z / pc.groups);
+	} else setPhase(0);
+	uint t = gl_LocalInvocationID.x;
+	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
+	gemmRun(max((kAll + BK - 1) / BK, 1u));
+	gemmToShared();
+	for (uint i = t; i < BM * BN; i += GEMM_T) {
+		uint m = tileM0 + i / BN, n = tileN0 + i % BN;
+		if (m < pc.M && n < nAll) storeOut(g, m, outIndex(n), gemmC[i]);
+	}
+}

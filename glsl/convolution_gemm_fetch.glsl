@@ -1,0 +1,116 @@
+// The tiled loads of the convolution GEMM shaders (gemmFetchA,
+// gemmFetchB) and the per-workgroup setup they use; included after the
+// engine, which defines the slice layouts.
+// Tiled loads: what each invocation fixes once per workgroup.
+uint aOff[RA]; // MODE_A 0, 1: weight offset of the row (~0u: outside); 2: unused
+uint bOff[RB]; // MODE_B 2: image offset of the column (~0u: outside)
+uint tileM0, tileN0, grp;
+uint bBase;    // MODE_B 0, 1: image offset of the invocation's column's batch image and group
+ivec2 bPos;    // MODE_B 0: input position of its first tap; 1: its pixel - first
+bool bIn;      // its column is inside the matrix
+uint aCol;     // MODE_A 2: its row m (~0u: outside)
+uint aOff4[RA4]; // VEC_A: weight offset of quad r's row (~0u: outside)
+uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (~0u: outside)
+
+void gemmFetchA(uint kt) {
+	uint t = gl_LocalInvocationID.x;
+	if (VEC_A) {
+		[[unroll]] for (uint r = 0; r < RA4; r++) {
+			uint k = kOff + kt * BK + gemmPosA4(t, r).y;
+			ra4[r] = aOff4[r] != ~0u && k < kLim ? wt4[(aOff4[r] + k) / 4] : vec4(0.0);
+		}
+		return;
+	}
+	[[unroll]] for (uint r = 0; r < RA; r++) {
+		uvec2 p = gemmPosA(t, r);
+		uint k = kOff + kt * BK + p.y;
+		float v = 0.0;
+		if (MODE_A == 2) {
+			if (aCol != ~0u && k < kLim) v = wt[pc.wBase + k * pc.ld + aCol];
+		} else if (aOff[r] != ~0u && k < kLim) {
+			if (MODE_A == 0) v = wt[aOff[r] + k];
+			else if (MODE_B == 3) {
+				uvec3 ct = phaseTap(k);
+				if (phaseTapIn(ct)) v = wt[pc.wBase + (grp * pc.cinG + ct.x) * pc.M * KHW + aOff[r] + ct.z * uint(KW) + ct.y];
+			} else v = wt[pc.wBase + (grp * pc.cinG + k / KHW) * pc.M * KHW + aOff[r] + k % KHW];
+		}
+		ra[r] = v;
+	}
+}
+
+void gemmFetchB(uint kt) {
+	uint t = gl_LocalInvocationID.x;
+	if (VEC_B) {
+		[[unroll]] for (uint r = 0; r < RB4; r++) {
+			uint k = kOff + kt * BK + gemmPosB4(t, r).x;
+			rb4[r] = bOff4[r] != ~0u && k < kLim ? LOAD4(im4[(bOff4[r] + k * pc.imPlane) / 4]) : vec4(0.0);
+		}
+		return;
+	}
+	[[unroll]] for (uint r = 0; r < RB; r++) {
+		uvec2 p = gemmPosB(t, r);
+		uint k = kOff + kt * BK + p.x;
+		float v = 0.0;
+		if (MODE_B == 2) {
+			if (bOff[r] != ~0u && k < kLim) v = LOAD(im[bOff[r] + k]);
+		} else if (bIn && k < kLim) {
+			uint c = k / KHW;
+			ivec2 tap = convTap(k % KHW);
+			ivec2 q;
+			bool ok;
+			if (MODE_B == 0) {
+				q = bPos + tap;
+				ok = true;
+			} else if (MODE_B == 3) {
+				uvec3 ct = phaseTap(k);
+				c = ct.x;
+				q = (bPos - ivec2(ct.yz)) / ivec2(SX, SY); // exact: the phase's taps
+				ok = phaseTapIn(ct);
+			} else {
+				ivec2 d = bPos - tap;
+				q = d / ivec2(SX, SY);
+				ok = d.x >= 0 && d.y >= 0 && d.x % SX == 0 && d.y % SY == 0;
+			}
+			if (ok && uint(q.x) < uint(pc.inSize.x) && uint(q.y) < uint(pc.inSize.y))
+				v = LOAD(im[bBase + c * pc.imPlane + uint(pc.inOrigin.y + q.y) * pc.inStride + uint(pc.inOrigin.x + q.x)]);
+		}
+		rb[r] = v;
+	}
+}
+
+
+// gemmSetup fixes what invocation t loads for group g's tile at
+// (tileM0, tileN0); false when the tile lies past the phase's outputs.
+bool gemmSetup(uint g, uint t) {
+	grp = g;
+	tileM0 = gl_WorkGroupID.y * BM;
+	tileN0 = pc.n0 + gl_WorkGroupID.x * BN;
+	if (tileN0 >= nAll) return false;
+	[[unroll]] for (uint r = 0; r < RA; r++) {
+		uint m = tileM0 + gemmPosA(t, r).x;
+		aOff[r] = m < pc.M ? (MODE_A == 0 ? pc.wBase + (g * pc.M + m) * pc.K : m * KHW) : ~0u;
+	}
+	[[unroll]] for (uint r = 0; r < RA4; r++) {
+		uint m = tileM0 + gemmPosA4(t, r).x;
+		aOff4[r] = m < pc.M && r * GEMM_T + t < QA ? pc.wBase + (g * pc.M + m) * pc.K : ~0u;
+	}
+	[[unroll]] for (uint r = 0; r < RB4; r++) {
+		uint n = tileN0 + gemmPosB4(t, r).y;
+		uint pixels = uint(pc.outSize.x * pc.outSize.y);
+		bOff4[r] = n < nAll && r * GEMM_T + t < QB ? pc.imBase + (n / pixels) * pc.imBatch + g * pc.cinG * pc.imPlane + n % pixels : ~0u;
+	}
+	uint am = tileM0 + gemmPosA(t, 0).x;
+	aCol = am < pc.M ? am : ~0u;
+	[[unroll]] for (uint r = 0; r < RB; r++) {
+		uint n = tileN0 + gemmPosB(t, r).y;
+		bOff[r] = n < nAll ? pc.imBase + n * pc.imBatch : ~0u;
+	}
+	uint bn = tileN0 + gemmPosB(t, 0).y;
+	bIn = bn < nAll;
+	if (MODE_B != 2 && bIn) {
+		uvec3 px = pixelOf(bn);
+		bBase = pc.imBase + px.z * pc.imBatch + g * pc.cinG * pc.imPlane;
+		bPos = MODE_B == 0 ? pc.first + ivec2(px.xy) * ivec2(SX, SY) : ivec2(px.xy) - pc.first;
+	}
+	return true;
+}

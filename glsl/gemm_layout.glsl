@@ -1,0 +1,43 @@
+// The slice layouts shared by the GEMM engines (gemm.glsl, and
+// gemm_coopmat.glsl): which values of an A or B slice each of the GEMM_T
+// invocations loads, in the registers ra/rb (or quads ra4/rb4). See
+// gemm.glsl's header. The engine defines BM, BN, BK, GEMM_T, A_KFAST,
+// B_KFAST first.
+
+const uint RA = BM * BK / GEMM_T;         // A values an invocation loads per slice
+const uint RB = BK * BN / GEMM_T;         // B values an invocation loads per slice
+const uint QA = BM * BK / 4;              // quads of an A slice
+const uint QB = BK * BN / 4;              // quads of a B slice
+const uint RA4 = (QA + GEMM_T - 1) / GEMM_T;
+const uint RB4 = (QB + GEMM_T - 1) / GEMM_T;
+
+float ra[RA];
+float rb[RB];
+vec4 ra4[RA4];
+vec4 rb4[RB4];
+
+// gemmPosA returns the slice position (m, k) of value r of invocation t.
+uvec2 gemmPosA(uint t, uint r) {
+	if (A_KFAST) return uvec2(t / BK + r * (GEMM_T / BK), t % BK);
+	return uvec2(t % BM, t / BM + r * (GEMM_T / BM));
+}
+
+// gemmPosB returns the slice position (k, n) of value r of invocation t.
+uvec2 gemmPosB(uint t, uint r) {
+	if (B_KFAST) return uvec2(t % BK, t / BK + r * (GEMM_T / BK));
+	return uvec2(t / BN + r * (GEMM_T / BN), t % BN);
+}
+
+// gemmPosA4 returns the slice position (m, k) of the first value of quad r
+// of invocation t (VEC_A).
+uvec2 gemmPosA4(uint t, uint r) {
+	uint q = r * GEMM_T + t;
+	return uvec2(q / (BK / 4), (q % (BK / 4)) * 4);
+}
+
+// gemmPosB4 returns the slice position (k, n) of the first value of quad r
+// of invocation t (VEC_B).
+uvec2 gemmPosB4(uint t, uint r) {
+	uint q = r * GEMM_T + t;
+	return uvec2(q / (BN / 4), (q % (BN / 4)) * 4);
+}
