@@ -21,7 +21,7 @@ import (
 // NaN/Inf parameters, channel and clip ranges, nil values. Each gives its
 // sentinel and names the kernel or image at fault; nothing panics and
 // nothing refused is recorded. (TestForwardBadInput, TestGradientBadInput,
-// TestImageBadInput and TestLossBadInput check more messages in detail.)
+// TestImageBadInput and TestLossBadInput (loss_test.go) check more messages in detail.)
 //
 // NaN and Inf: where a value is a parameter given on the host (a loss
 // weight, Add's coefficients) NaN or Inf is refused, since it would
@@ -45,8 +45,9 @@ func TestBadInput(t *testing.T) {
 	closed := newImage(t, dev, dd, nil)
 	require.NoError(t, closed.Close())
 	wrong := newImage(t, dev, padding.Descriptor{N: 2, C: 3, H: 4, W: 5}, nil)
-	bigPlane := newImage(t, capped, padding.Descriptor{N: 1, C: 1, H: 130, W: 130}, nil)
-	bigDst := newImage(t, capped, padding.Descriptor{N: 1, C: 1, H: 65, W: 65}, nil)
+	// A plane over the range runs in bands of rows; a row over it cannot.
+	bigRow := newImage(t, capped, padding.Descriptor{N: 1, C: 1, H: 2, W: 17000}, nil)
+	bigDst := newImage(t, capped, padding.Descriptor{N: 1, C: 1, H: 1, W: 8500}, nil)
 	one := newImage(t, dev, padding.Descriptor{N: 1, C: 1, H: 1, W: 1}, nil)
 
 	maxK := func() *ops.PoolingMax { return must(ops.NewPoolingMax(dev, 2, 2, 2, 2)) }
@@ -97,14 +98,14 @@ func TestBadInput(t *testing.T) {
 		{"size < 1", "dilation 0", func() error { _, err := ops.NewDilatedPoolingMax(dev, 2, 2, 0, 1, 1, 1); return err }, ops.ErrGeometry, "dilation x 0 < 1"},
 		{"size < 1", "empty channel view", func() error { _, err := src.ChannelView(0, 0); return err }, ops.ErrChannelRange, "channel view"},
 		{"size < 1", "kernel over 32768", func() error { _, err := ops.NewPoolingL2Norm(dev, 1<<16, 1, 1, 1); return err }, ops.ErrGeometry, "65536 > 32768"},
-		{"device limit", "window over shared memory", func() error {
+		{"size > limit", "window over the largest extent", func() error {
 			s := ops.MaxWindowExtent(dev.Limits()) + 1
 			_, err := ops.NewPoolingAverage(dev, s, s, 1, 1)
 			return err
-		}, ops.ErrDeviceLimit, "shared memory"},
-		{"device limit", "plane over the storage range", func() error {
-			return must(ops.NewPoolingMax(capped, 2, 2, 2, 2)).Encode(cbCapped, bigPlane, bigDst)
-		}, ops.ErrDeviceLimit, "130x130"},
+		}, ops.ErrGeometry, "32769 > 32768"},
+		{"device limit", "row over the storage range", func() error {
+			return must(ops.NewPoolingMax(capped, 2, 2, 2, 2)).Encode(cbCapped, bigRow, bigDst)
+		}, ops.ErrDeviceLimit, "exceed the device's max storage buffer range"},
 		{"device limit", "destination over device memory", func() error {
 			k := maxK()
 			k.Padding = padding.Explicit(padding.Pads{Bottom: 1 << 20, Right: 1 << 20}, false, false)
@@ -177,7 +178,7 @@ func TestBadInput(t *testing.T) {
 			a.ZeroPad.Left = -1
 			return a.Encode(cb, src, dst)
 		}, ops.ErrGeometry, "zero pad"},
-		{"range", "unknown loss type", func() error { _, err := ops.NewLoss(dev, ops.LossDescriptor{Type: 7}); return err }, ops.ErrGeometry, "unknown loss type 7"},
+		{"range", "unknown loss type", func() error { _, err := ops.NewLoss(dev, ops.LossDescriptor{Type: 17}); return err }, ops.ErrGeometry, "unknown loss type 17"},
 		{"range", "unknown reduction", func() error { _, err := ops.NewLoss(dev, ops.LossDescriptor{Reduction: -1}); return err }, ops.ErrGeometry, "unknown reduction"},
 		{"nil", "nil device", func() error { _, err := ops.NewPoolingMax(nil, 2, 2, 1, 1); return err }, ops.ErrDevice, "nil device"},
 		{"nil", "nil source", func() error { return maxK().Encode(cb, nil, dst) }, ops.ErrInvalidImage, "source"},

@@ -1,9 +1,17 @@
-// Package ops holds vkmps's compute kernels on Vulkan: Metal Performance
-// Shaders' pooling kernels (PoolingMax, PoolingAverage, PoolingL2Norm,
-// DilatedPoolingMax) and their gradients (PoolingMaxGradient,
-// PoolingAverageGradient, PoolingL2NormGradient, DilatedPoolingMaxGradient),
-// following SPEC.md. Package ref is the CPU reference they are tested
-// against.
+// Package ops holds vkmps's compute kernels on Vulkan, Metal Performance
+// Shaders' CNN kernels and their training (gradient) kernels: pooling
+// (PoolingMax, PoolingAverage, PoolingL2Norm, DilatedPoolingMax),
+// convolution (Convolution, ConvolutionTranspose, FullyConnected),
+// neurons (Neuron), SoftMax and LogSoftMax, arithmetic (Arithmetic: add,
+// subtract, multiply, divide), normalizations (BatchNormalization,
+// InstanceNormalization, CrossChannelNormalization, SpatialNormalization,
+// LocalContrastNormalization), Dropout, upsampling (UpsamplingNearest,
+// UpsamplingBilinear), Loss (all ten MPS loss types), each with its
+// gradient; the optimizers (Optimizer: SGD, momentum, Nesterov, RMSProp,
+// Adam, AMSGrad) and BinaryConvolution (inference only). SPEC.md and
+// ../shared TRAINING.md fix the semantics. Package ref is the float64 CPU
+// reference they are tested against (its gradients checked by finite
+// differences).
 //
 // # Images
 //
@@ -62,6 +70,12 @@
 // whole batch images, or of channel groups of one batch image, that fit;
 // a single H×W plane over the range is an ErrDeviceLimit.
 //
+// Pooling also splits a single plane over the range into bands of rows,
+// binding with each band the rows its windows read; results are the same
+// bits. Windows of any size run on every device: those whose tile exceeds
+// shared memory read taps directly, and gradients too large to unroll loop
+// over their windows.
+//
 // # Gradients
 //
 // A gradient kernel (MPSCNNGradientKernel) takes the source gradient dy
@@ -93,4 +107,74 @@
 // RecordArgmax store each window's winning tap in the state (8 bits per
 // destination pixel up to 255 taps, else 16) so the gradient does not read
 // the source image again; the gradients are bit-identical to recomputing.
+//
+// # The training family
+//
+// Convolution, ConvolutionTranspose (PyTorch's ConvTranspose2d layout) and
+// FullyConnected (nn.Linear after a flatten), each with its gradient
+// (data, weights and bias per ConvolutionGradientOption), share a
+// ConvolutionDescriptor (kernel, channels, groups — depthwise when Groups
+// equals the input channels —, strides, dilations, a fused neuron). The
+// device-free ResultDescriptor, TransposeResultDescriptor and
+// FullyConnectedResultDescriptor apply a padding policy; padding.Explicit
+// and ConvolutionTransposePadding reproduce PyTorch. Weights (O, I/g, KH,
+// KW) and bias (1×O×1×1) are float32 images read at every encode, so an
+// Optimizer can update them on the GPU. All run on one implicit-GEMM
+// engine (gemm.go): shared-memory tiles with register blocking, chosen
+// with their split-K count by a model of the device (workgroups spread
+// over its multiprocessors, per-tile rates, occupancy, partial-sum
+// traffic); per-phase data gradients for strided convolutions; split-K
+// weight gradients with the bias gradient from the same tiles, added in a
+// fixed order; cooperative matrices (VK_NV_cooperative_matrix, float16
+// products accumulated in float32) for float16 images where the device
+// has them; a gather kernel for data gradients of few input channels;
+// direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
+// tiles, split counts or paths for measurements.
+//
+// Neuron applies any NeuronType (MPS's types and defaults; ReLU's slope
+// at 0 is 1, as in MPS); NeuronGradient writes dx = dy·f'(x), and for PReLU
+// EncodeSlopeGradient the slopes' gradient. SoftMax and LogSoftMax
+// normalize each pixel's channels; their gradients read the forward's
+// result. Arithmetic computes clamp((ps·x) op (ss·y) + bias, min, max) with
+// MPS broadcasting (a size of 1 on N, C, H or W), and ArithmeticGradient
+// either side's gradient summed over its broadcast axes.
+//
+// BatchNormalization uses the batch's statistics in training
+// (EncodeTraining, which also updates the running mean and variance as
+// PyTorch does) and the running ones in inference (EncodeInference);
+// BatchNormalizationGradient.EncodeAll writes dx, dgamma and dbeta; MPS's
+// Statistics kernels accumulate over sub-batches. Each channel is cut into
+// chunks whose partial sums a merge pass adds in a fixed order: training
+// reads x twice and writes y once. InstanceNormalization does the same per
+// plane; CrossChannelNormalization (local response normalization),
+// SpatialNormalization and LocalContrastNormalization follow
+// MPSCNNNormalization.h.
+//
+// Dropout keeps elements with probability KeepProbability (scaled by its
+// inverse) under a Philox4x32-10 mask keyed by the seed and a draw counter
+// on the GPU, so a replayed command buffer draws a new mask and every
+// device draws the same one; the mask lives, as bits, in the gradient
+// state. UpsamplingNearest and UpsamplingBilinear follow F.interpolate with
+// integer scales. Loss covers mae, mse, softmax, sigmoid and categorical
+// cross-entropy, hinge, huber, cosine distance, log and KL divergence with
+// reductions none, sum, mean and sum-by-nonzero-weights, weights and label
+// smoothing. Optimizer updates float32 parameters in place: EncodeStep
+// advances the time step on the GPU, so a recorded training step replays
+// as successive steps, and SetLearningRate changes the rate between
+// replays. BinaryConvolution (XNOR, AND, binary weights, beta scaling)
+// convolves bits packed 32 to a word by popcount.
+//
+// The memory-bound kernels aim at a copy's bandwidth: element-wise losses
+// and neurons work on vector quads with every load issued before any
+// arithmetic; per-pixel losses split each pixel's channels over several
+// invocations with neighbouring pixels coalesced, keeping the channels in
+// registers where they fit so the softmax gradient reads its inputs once;
+// the gradient of a source broadcast over whole planes (a per-channel bias
+// or scale) spreads each output over many workgroups and adds their
+// partials in order; the bilinear upsampling gradients take one dx pixel
+// per invocation over a run of rows, reading each dy row once.
+//
+// Every sum is taken in a fixed order without float atomics, so results
+// repeat bit for bit on a device; encoding allocates nothing once a
+// kernel's pipelines exist.
 package ops

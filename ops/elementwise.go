@@ -181,11 +181,14 @@ func newElementwise(dev *vk.Device, label string) (elementwise, error) {
 }
 
 // Add is element-wise addition with scales (MPSCNNAdd):
-// dst = Alpha*a + Beta*b. The zero value of Alpha and Beta means 1.
+// dst = Alpha*a + Beta*b. The zero value of Alpha and Beta means 1. It is
+// Arithmetic's addition restricted to float32 images of one shape (the
+// gradient sums of the graph); Arithmetic adds broadcasting, a bias, a
+// clamp and float16.
 type Add struct {
 	elementwise
 	Alpha, Beta float32
-	pipe        *vk.Pipeline
+	pipes       [3][2]*vk.Pipeline // arithmetic.comp's, by mode and format
 }
 
 // NewAdd makes an addition kernel.
@@ -233,32 +236,11 @@ func (k *Add) Encode(cb *vk.CommandBuffer, a, b, dst *Image) error {
 	if overlaps(a, dst) || overlaps(b, dst) {
 		return fmt.Errorf("%w: Add: destination %s shares storage with a source", ErrAlias, dst)
 	}
-	if k.pipe == nil {
-		p, err := pipeline(k.dev, spirv.Add, map[string]uint32{"local_size_x": uint32(k.local)})
-		if err != nil {
-			return fmt.Errorf("Add: %w", err)
-		}
-		k.pipe = p
-	}
-	lim := k.dev.Limits()
-	align := max(lim.MinStorageBufferOffsetAlignment, 4)
-	maxCount := int((lim.MaxStorageBufferRange - align) / 4)
-	pc := addPush{Alpha: orOne(k.Alpha), Beta: orOne(k.Beta)}
-	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	var binds [3]vk.BufferRange
-	return runs([]*Image{a, b, dst}, func(offs []uint64, count int) error {
-		for done := 0; done < count; done += maxCount {
-			n := min(maxCount, count-done)
-			d := uint64(done) * 4
-			binds[0], pc.ABase = bindRun(a.buf, align, offs[0]+d, n)
-			binds[1], pc.BBase = bindRun(b.buf, align, offs[1]+d, n)
-			binds[2], pc.DBase = bindRun(dst.buf, align, offs[2]+d, n)
-			pc.Count = uint32(n)
-			g := min((n+k.local-1)/k.local, 65535)
-			if err := cb.Dispatch(k.pipe, binds[:], push, [3]uint32{uint32(g), 1, 1}); err != nil {
-				return fmt.Errorf("Add: %w", err)
-			}
-		}
-		return nil
-	})
+	// Arithmetic's flat pass in quads; a bias of -0 keeps every sum
+	// exact, signed zeros included (x + -0 = x).
+	d := ArithmeticDescriptor{Op: ArithmeticAdd, PrimaryScale: orOne(k.Alpha), SecondaryScale: orOne(k.Beta),
+		Bias: float32(math.Copysign(0, -1)), Minimum: float32(math.Inf(-1)), Maximum: float32(math.Inf(1))}
+	var enc arithEncoder
+	enc.init(k.dev, k.local, k.label, &k.pipes, spirv.Arithmetic, d, 0)
+	return enc.elementwise(cb, a, b, a, dst)
 }

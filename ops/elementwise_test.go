@@ -2,8 +2,6 @@ package ops_test
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"math/rand"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/ops"
-	"github.com/vkmps/vkmps/ops/ref"
 	"github.com/vkmps/vkmps/padding"
 	"github.com/vkmps/vkmps/vk"
 	"github.com/vkmps/vkmps/vk/vktest"
@@ -79,98 +76,4 @@ func TestAddAndCopy(t *testing.T) {
 	assert.ErrorIs(t, ops.Copy(cb, left, cat), ops.ErrShape)
 	assert.ErrorIs(t, ops.Copy(cb, left, right), nil)
 	assert.ErrorIs(t, add.Encode(cb, nil, b, out), ops.ErrInvalidImage)
-}
-
-func TestLossMatchesReference(t *testing.T) {
-	dev := vktest.Open(t)
-	ctx := context.Background()
-	r := rand.New(rand.NewSource(2))
-	for _, typ := range []ops.LossType{ops.LossMeanSquaredError, ops.LossSoftmaxCrossEntropy} {
-		for _, red := range []ops.Reduction{ops.ReductionNone, ops.ReductionSum, ops.ReductionMean} {
-			for _, d := range []padding.Descriptor{{N: 1, C: 1, H: 1, W: 1}, {N: 2, C: 5, H: 7, W: 3}, {N: 3, C: 4, H: 33, W: 31}} {
-				name := fmt.Sprintf("%v/%v/%v", typ, red, d)
-				n := d.N * d.C * d.H * d.W
-				pv := randomData(r, n)
-				lv := make([]float32, n)
-				if typ == ops.LossSoftmaxCrossEntropy {
-					// Soft labels: per pixel, probabilities over channels.
-					plane := d.H * d.W
-					for b := 0; b < d.N; b++ {
-						for px := 0; px < plane; px++ {
-							s := float32(0)
-							for c := 0; c < d.C; c++ {
-								v := r.Float32()
-								lv[(b*d.C+c)*plane+px] = v
-								s += v
-							}
-							for c := 0; c < d.C; c++ {
-								lv[(b*d.C+c)*plane+px] /= s
-							}
-						}
-					}
-				} else {
-					lv = randomData(r, n)
-				}
-				loss, err := ops.NewLoss(dev, ops.LossDescriptor{Type: typ, Reduction: red, Weight: 1.5})
-				require.NoError(t, err)
-				defer loss.Close()
-				pred, labels := newImage(t, dev, d, pv), newImage(t, dev, d, lv)
-				rd := loss.ResultDescriptor(pred.Descriptor())
-				lossIm := newImage(t, dev, rd.Descriptor(), nil)
-				grad := newImage(t, dev, d, nil)
-				require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
-					if err := loss.Encode(cb, pred, labels, lossIm); err != nil {
-						return err
-					}
-					return loss.EncodeGradient(cb, pred, labels, grad)
-				}), name)
-				gotLoss, err := lossIm.Read(ctx)
-				require.NoError(t, err)
-				gotGrad, err := grad.Read(ctx)
-				require.NoError(t, err)
-				pt, _ := ref.TensorOf(d.N, d.C, d.H, d.W, pv)
-				lt, _ := ref.TensorOf(d.N, d.C, d.H, d.W, lv)
-				wantLoss, err := ref.Loss(ref.LossType(typ), ref.Reduction(red), pt, lt)
-				require.NoError(t, err)
-				wantGrad, err := ref.LossGradient(ref.LossType(typ), ref.Reduction(red), pt, lt)
-				require.NoError(t, err)
-				require.Len(t, gotLoss, len(wantLoss), name)
-				for i := range wantLoss {
-					w := 1.5 * wantLoss[i]
-					assert.InDelta(t, w, float64(gotLoss[i]), 1e-4*math.Max(1, math.Abs(w)), "%s loss[%d]", name, i)
-				}
-				for i := range wantGrad {
-					w := 1.5 * wantGrad[i]
-					require.InDelta(t, w, float64(gotGrad[i]), 1e-5*math.Max(1, math.Abs(w)), "%s grad[%d]", name, i)
-				}
-				// Bit-identical when repeated.
-				require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error { return loss.Encode(cb, pred, labels, lossIm) }))
-				again, err := lossIm.Read(ctx)
-				require.NoError(t, err)
-				require.Equal(t, gotLoss, again, name)
-			}
-		}
-	}
-}
-
-func TestLossBadInput(t *testing.T) {
-	dev := vktest.Open(t)
-	_, err := ops.NewLoss(dev, ops.LossDescriptor{Type: 9})
-	assert.ErrorIs(t, err, ops.ErrGeometry)
-	_, err = ops.NewLoss(dev, ops.LossDescriptor{Reduction: 9})
-	assert.ErrorIs(t, err, ops.ErrGeometry)
-	loss, err := ops.NewLoss(dev, ops.LossDescriptor{Reduction: ops.ReductionSum})
-	require.NoError(t, err)
-	defer loss.Close()
-	d := padding.Descriptor{N: 1, C: 2, H: 3, W: 3}
-	p, l := newImage(t, dev, d, nil), newImage(t, dev, d, nil)
-	wrong := newImage(t, dev, padding.Descriptor{N: 1, C: 2, H: 3, W: 4}, nil)
-	out := newImage(t, dev, padding.Descriptor{N: 1, C: 1, H: 1, W: 1}, nil)
-	cb, err := dev.NewCommandBuffer()
-	require.NoError(t, err)
-	defer cb.Close()
-	assert.ErrorIs(t, loss.Encode(cb, p, wrong, out), ops.ErrShape)
-	assert.ErrorIs(t, loss.Encode(cb, p, l, wrong), ops.ErrShape)
-	assert.ErrorIs(t, loss.EncodeGradient(cb, p, l, out), ops.ErrShape)
-	assert.ErrorIs(t, loss.Encode(cb, p, l, p), ops.ErrAlias)
 }

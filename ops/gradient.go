@@ -69,6 +69,10 @@ type PoolingGradient interface {
 	// Kind and Geometry are those of the forward kernel it differentiates.
 	Kind() PoolingKind
 	Geometry() Geometry
+	// SetTuning and Tuning set and return the kernel's work-shape
+	// overrides (see Tuning).
+	SetTuning(Tuning) error
+	Tuning() Tuning
 }
 
 // poolingGradient is the state shared by the four gradient kernels.
@@ -87,16 +91,18 @@ type poolingGradient struct {
 type gatherKey struct {
 	bits       int
 	f16        bool
+	loop       bool // the loop builds (gatherLoop)
 	lx, ly, lz int16
 }
 
 // gatherCells returns CX, the cells (stride-sized blocks of dx pixels) one
 // gather invocation computes: 4 at stride 1, where a window is read by up
 // to KW pixels, else 1 (measured on an H200: strips of two stride-2
-// cells ran at half the speed of single cells).
-func gatherCells(g Geometry) int {
-	if tune.gatherCX > 0 {
-		return tune.gatherCX
+// cells ran at half the speed of single cells); t.GatherCells overrides
+// it.
+func gatherCells(g Geometry, t Tuning) int {
+	if t.GatherCells > 0 {
+		return t.GatherCells
 	}
 	if g.StrideX == 1 {
 		return 4
@@ -142,9 +148,13 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	}
 	spec := geometrySpec(p.geom, EdgeZero)
 	spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
-	spec["CX"] = uint32(gatherCells(p.geom))
+	spec["CX"] = uint32(gatherCells(p.geom, p.passes.tune))
 	spec["AMBITS"] = uint32(k.bits)
-	sh, err := build(p.shader, k.f16)
+	name := ""
+	if k.loop {
+		name = "loop"
+	}
+	sh, err := variant(p.shader, name, k.f16)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Label, err)
 	}
@@ -165,8 +175,17 @@ func (p *poolingGradient) gatherGrid(clipX, clipY, w, h int, baseX, baseY int64)
 	cells := func(c, n int, base int64, s int) int {
 		return int(floorDiv64(int64(c+n-1)-base, int64(s))-floorDiv64(int64(c)-base, int64(s))) + 1
 	}
-	cx := gatherCells(g)
+	cx := gatherCells(g, p.passes.tune)
 	return (cells(clipX, w, baseX, g.StrideX) + cx - 1) / cx, cells(clipY, h, baseY, g.StrideY)
+}
+
+// gatherItems returns the gather's grid items along x and y: gatherGrid's
+// strips and cell rows, or for the loop builds the clip's pixels.
+func (p *poolingGradient) gatherItems(loop bool, clipX, clipY, w, h int, baseX, baseY int64) (int, int) {
+	if loop {
+		return w, h
+	}
+	return p.gatherGrid(clipX, clipY, w, h, baseX, baseY)
 }
 
 // floorDiv64 is floor(a / b) for b > 0.
@@ -312,7 +331,8 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = span{buf: sc, esize: 4, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width}
+		plan.scratch = span{buf: sc, esize: 4, plane: uint64(words), cTotal: j.channels, what: argmaxName{st}, h: st.Clip.Height, w: st.Clip.Width,
+			row: uint64(words / st.Clip.Height)}
 		pc.AuxBatch, pc.AuxPlane = uint32(j.channels*words), uint32(words)
 		first.AmBatch, first.AmPlane = pc.AuxBatch, pc.AuxPlane
 		plan.firstPass = passArgmaxOnly
@@ -323,16 +343,17 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
-		plan.scratch = span{buf: sc, esize: 4, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w}
+		plan.scratch = span{buf: sc, esize: 4, plane: uint64(plane), cTotal: j.channels, what: argmaxName{st}, h: dy.h, w: dy.w, row: uint64(dy.w)}
 		first.DstBatch, first.DstPlane, first.DstWidth = uint32(j.channels*plane), uint32(plane), uint32(dy.w)
 		first.DyBatch, first.DyPlane = pc.DyBatch, pc.DyPlane
 		pc.DyBatch = first.DstBatch // the gather reads r in place of dy
 		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
 		plan.firstPass = passRatio
 	}
-	strips, rows := p.gatherGrid(j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
-	lx, ly, lz := localSize(p.dev.Limits(), strips, rows, j.batches*j.channels)
-	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
+	loop := gatherLoop(p.geom, p.passes.tune)
+	strips, rows := p.gatherItems(loop, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
+	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), p.dev.Limits(), strips, rows, j.batches*j.channels)
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}
@@ -353,6 +374,15 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	firstPush := unsafe.Slice((*byte)(unsafe.Pointer(&first)), unsafe.Sizeof(first))
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spans := plan.spans(spanArr[:0])
+	if !planeFits(&lim, spans) {
+		// A plane over the storage-buffer range: bands of rows.
+		b := gradBands{plan: plan, pc: pc, first: first, pl: pl, firstKey: firstKey,
+			j: j, st: st, x: x, dy: dy, baseX: int(baseX), baseY: int(baseY), loop: loop, lx: lx, ly: ly, lz: lz}
+		if err := p.encodeBands(cb, b); err != nil {
+			return fmt.Errorf("%s: %w", p.Label, err)
+		}
+		return nil
+	}
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		var b [3]vk.BufferRange
 		z := pt.batches * pt.channels

@@ -66,7 +66,7 @@ func (g Geometry) validate(name string, lim vk.Limits) error {
 	if kx > 1<<15 || ky > 1<<15 {
 		return fmt.Errorf("%w: %s: window extent %dx%d over %d", ErrGeometry, name, kx, ky, 1<<15)
 	}
-	return checkShared(name, g, lim)
+	return nil
 }
 
 // pooling is the state shared by the four pooling kernels.
@@ -223,6 +223,14 @@ func (p *pooling) encode(cb *vk.CommandBuffer, src, dst *Image, region func(j jo
 	}
 	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	if !planeFits(&lim, spans) {
+		// A plane over the storage-buffer range: bands of rows.
+		if err := p.encodeBands(cb, pl, key, pc, spans, j); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%s: %w", p.Label, err)
+		}
+		return st, nil
+	}
 	err = forEachPart(&lim, spans, j.batches, j.channels, func(pt part) error {
 		pc.SrcBase, pc.DstBase, pc.AmBase, pc.Channels = pt.bases[0], pt.bases[1], pt.bases[2], uint32(pt.channels)
 		pc.Planes = uint32(pt.batches * pt.channels)
@@ -528,6 +536,10 @@ type Pooling interface {
 	// Kind and Geometry describe the kernel.
 	Kind() PoolingKind
 	Geometry() Geometry
+	// SetTuning and Tuning set and return the kernel's work-shape
+	// overrides (see Tuning).
+	SetTuning(Tuning) error
+	Tuning() Tuning
 }
 
 // Properties returns the kernel's properties (offset, clip, edge mode,

@@ -334,10 +334,10 @@ func TestLargeTensorsAreSplit(t *testing.T) {
 		name string
 		src  padding.Descriptor
 	}{
-		{"whole", padding.Descriptor{N: 1, C: 2, H: 20, W: 20}},             // fits in one part
-		{"batch groups", padding.Descriptor{N: 9, C: 3, H: 40, W: 37}},      // 17.8 KB per batch image
-		{"channel groups", padding.Descriptor{N: 2, C: 13, H: 61, W: 57}},   // 13.9 KB per plane
-		{"plane too large", padding.Descriptor{N: 1, C: 1, H: 130, W: 130}}, // 67.6 KB plane
+		{"whole", padding.Descriptor{N: 1, C: 2, H: 20, W: 20}},                  // fits in one part
+		{"batch groups", padding.Descriptor{N: 9, C: 3, H: 40, W: 37}},           // 17.8 KB per batch image
+		{"channel groups", padding.Descriptor{N: 2, C: 13, H: 61, W: 57}},        // 13.9 KB per plane
+		{"plane over the range", padding.Descriptor{N: 1, C: 1, H: 130, W: 130}}, // 67.6 KB plane: bands of rows
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := vktest.Open(t, vk.Options{MaxStorageBufferRange: 64 << 10})
@@ -345,17 +345,6 @@ func TestLargeTensorsAreSplit(t *testing.T) {
 				g := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
 				c := poolCase{kind: kind, geom: g, src: tc.src, edge: ops.EdgeClamp,
 					dst: padding.Descriptor{N: tc.src.N, C: tc.src.C, H: (tc.src.H + 1) / 2, W: (tc.src.W + 1) / 2}}
-				if tc.name == "plane too large" {
-					f, k, err := newForward(dev, kind, g)
-					require.NoError(t, err)
-					c.configure(f, k)
-					src := newImage(t, dev, c.src, nil)
-					dst := newImage(t, dev, c.dst, nil)
-					err = run(t, dev, func(cb *vk.CommandBuffer) error { return f.Encode(cb, src, dst) })
-					require.ErrorIs(t, err, ops.ErrDeviceLimit)
-					assert.Contains(t, err.Error(), "130x130")
-					continue
-				}
 				checkForward(t, dev, c, randomData(r, tc.src.N*tc.src.C*tc.src.H*tc.src.W))
 			}
 		})
@@ -443,12 +432,12 @@ func TestForwardBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, ops.ErrGeometry)
 	side := ops.MaxWindowExtent(dev.Limits())
 	_, err = ops.NewPoolingAverage(dev, side, side, 1, 1)
-	require.NoError(t, err, "the largest window the device allows")
+	require.NoError(t, err, "the largest window, on every device")
 	_, err = ops.NewPoolingAverage(dev, side+1, side+1, 1, 1)
-	require.ErrorIs(t, err, ops.ErrDeviceLimit)
-	assert.Contains(t, err.Error(), "shared memory")
+	require.ErrorIs(t, err, ops.ErrGeometry)
 	_, err = ops.NewDilatedPoolingMax(dev, 9, 9, side/8+1, side/8+1, 1, 1)
-	require.ErrorIs(t, err, ops.ErrDeviceLimit, "a dilated window's extent counts")
+	require.ErrorIs(t, err, ops.ErrGeometry, "a dilated window's extent counts")
+	assert.Contains(t, err.Error(), "window extent")
 	_, err = ops.NewPoolingMax(nil, 2, 2, 1, 1)
 	assert.ErrorIs(t, err, ops.ErrDevice)
 	_, err = ops.NewImage(dev, ops.ImageDescriptor{N: 1, C: 0, H: 2, W: 2})

@@ -209,7 +209,7 @@ func (p *pooling) newState(j job) *PoolingGradientState {
 // argmaxSpan is the span of the state's argmax buffer.
 func (s *PoolingGradientState) argmaxSpan(n0, c0 int) span {
 	return span{buf: s.argmax, esize: 4, plane: uint64(s.planeWords), cTotal: s.FeatureChannels, n0: n0, c0: c0,
-		what: argmaxName{s}, h: s.Clip.Height, w: s.Clip.Width}
+		what: argmaxName{s}, h: s.Clip.Height, w: s.Clip.Width, row: uint64(s.planeWords / s.Clip.Height)}
 }
 
 // argmaxName names a state's argmax indices in errors.

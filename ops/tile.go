@@ -27,12 +27,17 @@ import (
 //     tiledTaps taps, where each source value is read many times, a
 //     workgroup stages the source region of a tile of destination pixels in
 //     shared memory once. Its smallest tile must fit the device's shared
-//     memory: that bounds the window size (MaxWindowExtent).
+//     memory; where even the smallest tile does not (large windows at
+//     large strides), the "global" builds of the same shaders read every
+//     tap from the source directly (globalTaps), so any window runs on
+//     any device.
 //
 // The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
 // stride-x x stride-y dx pixels aligned with the window grid, CX cells of a
 // row per invocation (gatherCells), on a (cell strip, cell row, plane)
-// grid.
+// grid, fully unrolled; where the unrolled cell would be too large
+// (gatherLoop: large windows or strides), their "loop" builds take one dx
+// pixel per invocation and loop over its windows in the same order.
 //
 // Pooling is bound by memory latency more than by arithmetic: an
 // invocation that issues all its loads at once and computes several
@@ -76,38 +81,47 @@ func forwardTile(g Geometry) (tw, th int) {
 	return tileWidth, th
 }
 
-// checkShared reports ErrDeviceLimit when a window of g needs the tiled
+// globalTaps reports whether g's forward passes read their taps from the
+// source directly (the tiled shaders' "global" builds): g needs the tiled
 // shaders and their smallest tile does not fit the device's shared memory.
-func checkShared(name string, g Geometry, lim vk.Limits) error {
-	if !tiled(g) {
-		return nil
-	}
-	have := int(lim.MaxComputeSharedMemorySize)
-	if need := forwardShared(g, tileWidth, 1); need > have {
-		kx, ky := g.effective()
-		return fmt.Errorf("%w: %s: a %dx%d window (extent %dx%d) needs %d bytes of shared memory per workgroup; this device has %d",
-			ErrDeviceLimit, name, g.KernelWidth, g.KernelHeight, kx, ky, need, have)
-	}
-	return nil
+func globalTaps(g Geometry, lim vk.Limits) bool {
+	return tiled(g) && forwardShared(g, tileWidth, 1) > int(lim.MaxComputeSharedMemorySize)
 }
 
+// globalTile is the tile of the global builds: no shared memory but the
+// argmax shader's codes, 4 bytes a pixel.
+const globalTileHeight = 8
+
 // MaxWindowExtent is the largest square window extent, (k-1)*d+1 pixels a
-// side at stride 1, a device with limits lim can pool: windows of more than
-// 64 taps stage a tile in shared memory, which must fit (about 240 on
-// lavapipe's 32 KiB, 300 on NVIDIA's 48 KiB). Larger windows are an
-// ErrDeviceLimit.
-func MaxWindowExtent(lim vk.Limits) int {
-	lo, hi := 1, 1<<15
-	for lo < hi {
-		e := (lo + hi + 1) / 2
-		g := Geometry{KernelWidth: e, KernelHeight: e, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
-		if checkShared("", g, lim) == nil {
-			lo = e
-		} else {
-			hi = e - 1
-		}
+// side, a device with limits lim can pool: 32768, the geometry's limit,
+// on every device. (Windows of more than 64 taps stage a tile in shared
+// memory; those whose tile does not fit read their taps directly.)
+func MaxWindowExtent(lim vk.Limits) int { return 1 << 15 }
+
+// gatherLoop reports whether g's gradient gathers use the loop builds:
+// when the unrolled cell's body (window rows x window columns of a strip x
+// cells x the stride's pixels) or its accumulators would be too large.
+func gatherLoop(g Geometry, t Tuning) bool {
+	kx, ky := g.effective()
+	ax, ay := (kx-1)/g.StrideX+1, (ky-1)/g.StrideY+1
+	cx := gatherCells(g, t)
+	acc := g.StrideX * g.StrideY * cx
+	return acc > 64 || ay*(ax+cx-1)*acc > 512
+}
+
+// variant returns the build of sh for float16 images or not, and for
+// name "global" or "loop" its build of that name.
+func variant(sh *spirv.Shader, name string, f16 bool) (*spirv.Shader, error) {
+	if name == "" {
+		return build(sh, f16)
 	}
-	return lo
+	if f16 {
+		name += "f16"
+	}
+	if v := sh.Variant(name); v != nil {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w: shader %s has no %q build", ErrFormat, sh.Name, name)
 }
 
 // workgroupTarget is the invocations a direct or gather workgroup aims at.
@@ -127,10 +141,11 @@ func pow2ceil(n int) int {
 // device's limits, x at most 32 wide, rows then planes filling the rest,
 // so that short rows and small planes still make full workgroups.
 func localSize(lim vk.Limits, w, h, z int) (lx, ly, lz int) {
-	target := workgroupTarget
-	if tune.wg > 0 {
-		target = tune.wg
-	}
+	return localSizeFor(workgroupTarget, lim, w, h, z)
+}
+
+// localSizeFor is localSize aiming at target invocations.
+func localSizeFor(target int, lim vk.Limits, w, h, z int) (lx, ly, lz int) {
 	total := min(target, int(lim.MaxComputeWorkGroupInvocations))
 	lx = min(pow2ceil(w), 32, total, int(lim.MaxComputeWorkGroupSize[0]))
 	ly = min(pow2ceil(h), total/lx, int(lim.MaxComputeWorkGroupSize[1]))
@@ -145,19 +160,19 @@ const maxSeg = 40
 // stripWidth returns OX, the destination pixels per invocation of a
 // direct pass: 4 (the argmax passes always, whose 8-bit codes then fill a
 // word per invocation), fewer where a wide stride would make the strip's
-// source span too long.
-func stripWidth(g Geometry, pass passKind) int {
+// source span too long; t.StripWidth where it fits.
+func stripWidth(g Geometry, pass passKind, t Tuning) int {
 	kx, _ := g.effective()
 	fits := func(ox int) bool { return (ox-1)*g.StrideX+kx <= maxSeg }
 	if pass == passArgmax || pass == passArgmaxOnly {
-		if tune.ox == 8 && fits(8) {
+		if t.StripWidth == 8 && fits(8) {
 			return 8
 		}
 		return 4
 	}
 	switch {
-	case tune.ox > 0 && fits(tune.ox):
-		return tune.ox
+	case t.StripWidth > 0 && fits(t.StripWidth):
+		return t.StripWidth
 	case fits(4):
 		return 4
 	case fits(2):
@@ -169,24 +184,25 @@ func stripWidth(g Geometry, pass passKind) int {
 // argmaxTwoPhase reports whether the direct argmax pass finds each
 // window's maximum first and then the first tap equal to it, rather than
 // going tap by tap with selects: measured faster on an H200 without
-// dilation (3x3 stride 2: 77 against 94 us), slower with it.
-func argmaxTwoPhase(g Geometry) bool {
-	if tune.argmax != 0 {
-		return tune.argmax == 2
+// dilation (3x3 stride 2: 77 against 94 us), slower with it. t.Argmax
+// overrides the choice.
+func argmaxTwoPhase(g Geometry, t Tuning) bool {
+	if t.Argmax != 0 {
+		return t.Argmax == ArgmaxTwoPhase
 	}
 	return g.DilationX == 1 && g.DilationY == 1
 }
 
 // loadWidth returns the widest aligned load (4, 2 or 1 elements; 8 for
-// float16 images only with VKMPS_TUNE=vw=8: on an H200 16-byte loads of
+// float16 images only with Tuning.LoadWidth 8: on an H200 16-byte loads of
 // halves sped the 3x3 stride-2 shapes up by 2-3% and slowed the 2x2 ones
 // by 18%) a strip of ox windows of g can use over src: the source rows
 // and planes
 // must start on a multiple of it, and so must every strip's first column
 // relative to the first strip's (ox*stride).
-func loadWidth(g Geometry, ox int, src *Image) int {
+func loadWidth(g Geometry, ox int, src *Image, t Tuning) int {
 	for _, vw := range []int{8, 4, 2} {
-		if (tune.vw > 0 && vw > tune.vw) || (vw == 8 && (src.format != Float16 || tune.vw != 8)) {
+		if (t.LoadWidth > 0 && vw > t.LoadWidth) || (vw == 8 && (src.format != Float16 || t.LoadWidth != 8)) {
 			continue
 		}
 		if src.w%vw == 0 && src.base%uint64(vw) == 0 && (ox*g.StrideX)%vw == 0 {
@@ -198,9 +214,9 @@ func loadWidth(g Geometry, ox int, src *Image) int {
 
 // vectorStore reports whether strips of ox results can be stored as one
 // vector: ox is 2 or 4 and the destination rows, planes, clip origin and
-// clip width are multiples of it.
-func vectorStore(ox, dstW int, dstBase uint64, clipX, clipW int) bool {
-	return !tune.noVStore && (ox == 2 || ox == 4) && dstW%ox == 0 && dstBase%uint64(ox) == 0 && clipX%ox == 0 && clipW%ox == 0
+// clip width are multiples of it; never with t.NoVectorStores.
+func vectorStore(t Tuning, ox, dstW int, dstBase uint64, clipX, clipW int) bool {
+	return !t.NoVectorStores && (ox == 2 || ox == 4) && dstW%ox == 0 && dstBase%uint64(ox) == 0 && clipX%ox == 0 && clipW%ox == 0
 }
 
 // grid3 returns the workgroups covering w x h items of z planes with
@@ -250,16 +266,29 @@ type passKey struct {
 	lx, ly, lz int16
 }
 
-// passes caches the forward-shaped pipelines of one kernel geometry.
+// passes caches the forward-shaped pipelines of one kernel geometry under
+// one tuning.
 type passes struct {
 	dev   *vk.Device
 	kind  PoolingKind
 	geom  Geometry
+	tune  Tuning
 	pipes map[passKey]*vk.Pipeline
+	// global: the tiled shaders' global builds (globalTaps).
+	global bool
 }
 
 func newPasses(dev *vk.Device, kind PoolingKind, g Geometry) passes {
-	return passes{dev: dev, kind: kind, geom: g, pipes: map[passKey]*vk.Pipeline{}}
+	return passes{dev: dev, kind: kind, geom: g, pipes: map[passKey]*vk.Pipeline{}, global: globalTaps(g, dev.Limits())}
+}
+
+// tile returns the tile of the tiled passes: forwardTile's, or 32 x 8
+// pixels for the global builds.
+func (ps *passes) tile() (tw, th int) {
+	if ps.global {
+		return tileWidth, globalTileHeight
+	}
+	return forwardTile(ps.geom)
 }
 
 func (ps *passes) shader(pass passKind) *spirv.Shader {
@@ -301,11 +330,11 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	if tiled(ps.geom) {
 		return k
 	}
-	ox := stripWidth(ps.geom, pass)
-	vw := loadWidth(ps.geom, ox, src)
+	ox := stripWidth(ps.geom, pass, ps.tune)
+	vw := loadWidth(ps.geom, ox, src, ps.tune)
 	k.vw, k.par = int8(vw), int8(((t.firstSrcCol%vw)+vw)%vw)
-	k.vstore = !t.noValues && vectorStore(ox, t.dstW, t.dstBase, t.clipX, t.w)
-	lx, ly, lz := localSize(ps.dev.Limits(), (t.w+ox-1)/ox, t.h, t.z)
+	k.vstore = !t.noValues && vectorStore(ps.tune, ox, t.dstW, t.dstBase, t.clipX, t.w)
+	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, t.z)
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
 }
@@ -321,11 +350,11 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 	lim := ps.dev.Limits()
 	if tiled(ps.geom) {
 		spec["local_size_x"] = uint32(workgroup(lim))
-		tw, th := forwardTile(ps.geom)
+		tw, th := ps.tile()
 		spec["TW"], spec["TH"] = uint32(tw), uint32(th)
 	} else {
 		spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
-		spec["OX"] = uint32(stripWidth(ps.geom, k.pass))
+		spec["OX"] = uint32(stripWidth(ps.geom, k.pass, ps.tune))
 		spec["VW"], spec["PAR"] = uint32(k.vw), uint32(k.par)
 		if k.vstore {
 			spec["VSTORE"] = 1
@@ -337,11 +366,15 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		if k.pass == passArgmaxOnly {
 			spec["WRITE_VALUES"] = 0
 		}
-		if !tiled(ps.geom) && !argmaxTwoPhase(ps.geom) {
+		if !tiled(ps.geom) && !argmaxTwoPhase(ps.geom, ps.tune) {
 			spec["TWO_PHASE"] = 0
 		}
 	}
-	sh, err := build(ps.shader(k.pass), k.f16)
+	name := ""
+	if ps.global {
+		name = "global"
+	}
+	sh, err := variant(ps.shader(k.pass), name, k.f16)
 	if err != nil {
 		return nil, err
 	}
@@ -358,10 +391,10 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 func (ps *passes) groups(k passKey, w, h, z int) ([3]uint32, error) {
 	lim := ps.dev.Limits()
 	if tiled(ps.geom) {
-		tw, th := forwardTile(ps.geom)
+		tw, th := ps.tile()
 		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
 	}
-	ox := stripWidth(ps.geom, k.pass)
+	ox := stripWidth(ps.geom, k.pass, ps.tune)
 	return grid3(&lim, (w+ox-1)/ox, h, z, int(k.lx), int(k.ly), int(k.lz))
 }
 

@@ -1,66 +1,203 @@
 package ops
 
 import (
-	"os"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
-// tuning overrides the work shapes the kernels choose, for measuring
-// alternatives on a device without rebuilding: VKMPS_TUNE holds
-// comma-separated key=value pairs, read once at start-up. A development
-// aid, not an API: unknown keys and bad values are ignored, and results
-// stay exact under any setting.
+// ErrTuning: a Tuning value (or its text form) that is out of range or
+// cannot be read.
+var ErrTuning = errors.New("ops: invalid tuning")
+
+// Argmax passes a Tuning can force.
+const (
+	ArgmaxTapByTap  = 1 // tap by tap, keeping the maximum and its tap with selects
+	ArgmaxTwoPhase  = 2 // each window's maximum first, then the first tap equal to it
+	argmaxPassCount = 2
+)
+
+// Tuning overrides the work shapes a kernel picks, for measuring
+// alternatives on a device without rebuilding vkmps. It changes speed
+// only: results are the same bits under every valid setting. The zero
+// value is the default, where the kernel chooses; a zero field leaves that
+// choice to the kernel.
 //
-//	ox=N        destination pixels per invocation of the direct forward passes (1, 2, 4 or 8; argmax passes 4 or 8)
-//	gathercx=N  cells per gather invocation (1..8)
-//	wg=N        invocations per workgroup aimed at (32..1024, a power of two)
-//	vw=N        widest load of the direct passes, in elements (1, 2, 4 or 8)
-//	vstore=0    no vector stores
-//	argmax=N    the direct argmax pass: 1 tap by tap with selects, 2 maximum then first equal
-type tuning struct {
-	ox, gatherCX, wg, vw int
-	argmax               int
-	noVStore             bool
+// The pooling kernels and their gradients take one with SetTuning (it
+// holds for the kernel it is given to, nothing else); the commands read
+// it from $VKMPS_TUNE with ParseTuning, whose keys are given in
+// parentheses below.
+type Tuning struct {
+	// StripWidth (ox): destination pixels per invocation of the direct
+	// forward passes, 1, 2, 4 or 8 (the default: 4, fewer where a wide
+	// stride would make a strip's source span too long, as with a forced
+	// width). The argmax passes use 4 unless this is 8.
+	StripWidth int
+	// GatherCells (gathercx): cells (stride-sized blocks of dx pixels) per
+	// invocation of the gradients' gather, 1..8 (the default: 4 at stride
+	// 1, else 1).
+	GatherCells int
+	// Workgroup (wg): invocations per workgroup the direct passes and the
+	// gathers aim at, a power of two in 32..1024 (default 256; the
+	// device's limits still bound it).
+	Workgroup int
+	// LoadWidth (vw): the widest vector load of the direct passes, in
+	// elements: 1, 2, 4 or 8. 8 applies to float16 images only and is used
+	// only when set here; the default is 4.
+	LoadWidth int
+	// NoVectorStores (vstore=0): the direct passes store strips value by
+	// value instead of as one vector.
+	NoVectorStores bool
+	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1) or
+	// ArgmaxTwoPhase (2); the default is two-phase without dilation.
+	Argmax int
 }
 
-var tune = parseTuning(os.Getenv("VKMPS_TUNE"))
+// Validate returns an error wrapping ErrTuning that names the first field
+// out of range, or nil.
+func (t Tuning) Validate() error {
+	pow2 := func(n int) bool { return n&(n-1) == 0 }
+	switch {
+	case t.StripWidth != 0 && (t.StripWidth < 1 || t.StripWidth > 8 || !pow2(t.StripWidth)):
+		return fmt.Errorf("%w: strip width (ox) %d: want 1, 2, 4 or 8", ErrTuning, t.StripWidth)
+	case t.GatherCells != 0 && (t.GatherCells < 1 || t.GatherCells > 8):
+		return fmt.Errorf("%w: gather cells (gathercx) %d: want 1..8", ErrTuning, t.GatherCells)
+	case t.Workgroup != 0 && (t.Workgroup < 32 || t.Workgroup > 1024 || !pow2(t.Workgroup)):
+		return fmt.Errorf("%w: workgroup (wg) %d: want a power of two in 32..1024", ErrTuning, t.Workgroup)
+	case t.LoadWidth != 0 && (t.LoadWidth < 1 || t.LoadWidth > 8 || !pow2(t.LoadWidth)):
+		return fmt.Errorf("%w: load width (vw) %d: want 1, 2, 4 or 8", ErrTuning, t.LoadWidth)
+	case t.Argmax < 0 || t.Argmax > argmaxPassCount:
+		return fmt.Errorf("%w: argmax pass %d: want 1 (tap by tap) or 2 (two-phase)", ErrTuning, t.Argmax)
+	}
+	return nil
+}
 
-func parseTuning(s string) tuning {
-	var t tuning
+// IsDefault reports whether t is the zero value: the kernels choose.
+func (t Tuning) IsDefault() bool { return t == Tuning{} }
+
+// String returns the text form ParseTuning reads, keys in a fixed order
+// ("ox=2,wg=128"); "" for the default.
+func (t Tuning) String() string {
+	var parts []string
+	add := func(key string, v int) {
+		if v != 0 {
+			parts = append(parts, key+"="+strconv.Itoa(v))
+		}
+	}
+	add("ox", t.StripWidth)
+	add("gathercx", t.GatherCells)
+	add("wg", t.Workgroup)
+	add("vw", t.LoadWidth)
+	if t.NoVectorStores {
+		parts = append(parts, "vstore=0")
+	}
+	add("argmax", t.Argmax)
+	return strings.Join(parts, ",")
+}
+
+// ParseTuning reads a Tuning from comma-separated key=value pairs with
+// integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
+// (0 or 1) and argmax (see Tuning's fields). Spaces around pairs are
+// ignored; "" is the default. An unknown key, a repeated key, a pair
+// without "=", or a value that is not an integer or is out of range is an
+// error wrapping ErrTuning that names it.
+func ParseTuning(s string) (Tuning, error) {
+	var t Tuning
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
 			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok {
+			return Tuning{}, fmt.Errorf("%w: %q is not key=value", ErrTuning, kv)
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			continue
+			return Tuning{}, fmt.Errorf("%w: %s=%q: not an integer", ErrTuning, k, v)
 		}
+		if seen[k] {
+			return Tuning{}, fmt.Errorf("%w: %s given twice", ErrTuning, k)
+		}
+		seen[k] = true
 		switch k {
 		case "ox":
-			if n == 1 || n == 2 || n == 4 || n == 8 {
-				t.ox = n
-			}
+			t.StripWidth = n
 		case "gathercx":
-			if n >= 1 && n <= 8 {
-				t.gatherCX = n
-			}
+			t.GatherCells = n
 		case "wg":
-			if n >= 32 && n <= 1024 && n&(n-1) == 0 {
-				t.wg = n
-			}
+			t.Workgroup = n
 		case "vw":
-			if n == 1 || n == 2 || n == 4 || n == 8 {
-				t.vw = n
-			}
+			t.LoadWidth = n
 		case "argmax":
-			if n == 1 || n == 2 {
-				t.argmax = n
-			}
+			t.Argmax = n
 		case "vstore":
-			t.noVStore = n == 0
+			if n != 0 && n != 1 {
+				return Tuning{}, fmt.Errorf("%w: vstore=%d: want 0 or 1", ErrTuning, n)
+			}
+			t.NoVectorStores = n == 0
+		default:
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax)", ErrTuning, k)
+		}
+		if n == 0 && k != "vstore" {
+			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
 		}
 	}
-	return t
+	if err := t.Validate(); err != nil {
+		return Tuning{}, err
+	}
+	return t, nil
+}
+
+// workgroupTarget returns the invocations a direct or gather workgroup
+// aims at under t.
+func (t Tuning) workgroupTarget() int {
+	if t.Workgroup > 0 {
+		return t.Workgroup
+	}
+	return workgroupTarget
+}
+
+// SetTuning sets the work-shape overrides of the kernel (see Tuning); an
+// invalid one is refused with an error wrapping ErrTuning and the kernel
+// keeps its previous setting. Pipelines made under the previous setting
+// are no longer used.
+func (p *pooling) SetTuning(t Tuning) error {
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", p.Label, err)
+	}
+	p.passes.setTuning(t)
+	return nil
+}
+
+// Tuning returns the kernel's work-shape overrides (the zero value unless
+// SetTuning set others).
+func (p *pooling) Tuning() Tuning { return p.passes.tune }
+
+// SetTuning sets the work-shape overrides of the gradient kernel (see
+// Tuning), as for the forward kernels.
+func (p *poolingGradient) SetTuning(t Tuning) error {
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", p.Label, err)
+	}
+	if t != p.passes.tune {
+		p.passes.setTuning(t)
+		clear(p.pipes)
+	}
+	return nil
+}
+
+// Tuning returns the gradient kernel's work-shape overrides.
+func (p *poolingGradient) Tuning() Tuning { return p.passes.tune }
+
+// setTuning sets t and forgets the pipelines chosen under the previous
+// setting (the device keeps them cached).
+func (ps *passes) setTuning(t Tuning) {
+	if t != ps.tune {
+		ps.tune = t
+		clear(ps.pipes)
+	}
 }

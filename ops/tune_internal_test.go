@@ -1,15 +1,91 @@
 package ops
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseTuning(t *testing.T) {
-	assert.Equal(t, tuning{}, parseTuning(""))
-	assert.Equal(t, tuning{ox: 2, gatherCX: 3, wg: 128, vw: 8, noVStore: true, argmax: 1},
-		parseTuning("ox=2, gathercx=3,wg=128,vw=8,vstore=0,argmax=1"))
-	// Unknown keys, values out of range and malformed pairs are ignored.
-	assert.Equal(t, tuning{ox: 4}, parseTuning("ox=4,ox=3x,gathercx=9,wg=100,vw=3,argmax=5,bogus=1,novalue,=2"))
+	for s, want := range map[string]Tuning{
+		"":         {},
+		" , ":      {},
+		"vstore=1": {},
+		"ox=2, gathercx=3,wg=128,vw=8,vstore=0,argmax=1": {StripWidth: 2, GatherCells: 3, Workgroup: 128, LoadWidth: 8, NoVectorStores: true, Argmax: ArgmaxTapByTap},
+		" wg = 1024 ,argmax=2,":                          {Workgroup: 1024, Argmax: ArgmaxTwoPhase},
+	} {
+		got, err := ParseTuning(s)
+		require.NoError(t, err, "%q", s)
+		assert.Equal(t, want, got, "%q", s)
+		back, err := ParseTuning(got.String())
+		require.NoError(t, err, "%q", got.String())
+		assert.Equal(t, got, back, "String reads back: %q", got.String())
+		assert.Equal(t, want == Tuning{}, got.IsDefault())
+	}
+	assert.Equal(t, "ox=2,gathercx=3,wg=128,vw=8,vstore=0,argmax=1",
+		Tuning{StripWidth: 2, GatherCells: 3, Workgroup: 128, LoadWidth: 8, NoVectorStores: true, Argmax: 1}.String())
+	assert.Equal(t, "", Tuning{}.String())
+}
+
+// Every value that the old parser silently dropped is now an error naming
+// it (issue 20).
+func TestParseTuningRefuses(t *testing.T) {
+	for s, msg := range map[string]string{
+		"ox=3":                    "strip width (ox) 3",
+		"ox=16":                   "strip width (ox) 16",
+		"ox=3x":                   `ox="3x": not an integer`,
+		"ox=0":                    "ox=0: leave the key out",
+		"gathercx=9":              "gather cells (gathercx) 9",
+		"gathercx=-1":             "gather cells (gathercx) -1",
+		"wg=100":                  "workgroup (wg) 100",
+		"wg=2048":                 "workgroup (wg) 2048",
+		"wg=16":                   "workgroup (wg) 16",
+		"vw=3":                    "load width (vw) 3",
+		"argmax=5":                "argmax pass 5",
+		"vstore=2":                "vstore=2: want 0 or 1",
+		"bogus=1":                 `unknown key "bogus"`,
+		"bnchunk=4096":            `unknown key "bnchunk"`,
+		"novalue":                 `"novalue" is not key=value`,
+		"=2":                      `unknown key ""`,
+		"ox=2,ox=4":               "ox given twice",
+		"ox=4;wg=64":              `ox="4;wg=64": not an integer`,
+		"ox=2 wg=64":              `ox="2 wg=64": not an integer`,
+		"ox=99999999999999999999": "not an integer",
+	} {
+		_, err := ParseTuning(s)
+		require.Error(t, err, "%q", s)
+		assert.True(t, errors.Is(err, ErrTuning), "%q: %v", s, err)
+		assert.Contains(t, err.Error(), msg, "%q", s)
+	}
+	for _, bad := range []Tuning{{StripWidth: 5}, {GatherCells: 9}, {Workgroup: 48}, {LoadWidth: -1}, {Argmax: 3}, {Argmax: -1}} {
+		assert.ErrorIs(t, bad.Validate(), ErrTuning, "%+v", bad)
+	}
+}
+
+// The choices the pooling passes make follow the tuning they are given,
+// and only it: two kernels with different tunings coexist.
+func TestTuningSteersThePasses(t *testing.T) {
+	g := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	assert.Equal(t, 4, stripWidth(g, passValues, Tuning{}))
+	assert.Equal(t, 2, stripWidth(g, passValues, Tuning{StripWidth: 2}))
+	assert.Equal(t, 4, stripWidth(g, passArgmax, Tuning{StripWidth: 2}), "argmax passes take 4 or 8")
+	assert.Equal(t, 8, stripWidth(g, passArgmax, Tuning{StripWidth: 8}))
+	wide := Geometry{KernelWidth: 9, KernelHeight: 1, StrideX: 12, StrideY: 1, DilationX: 1, DilationY: 1}
+	assert.Equal(t, 2, stripWidth(wide, passValues, Tuning{}))
+	assert.Equal(t, 2, stripWidth(wide, passValues, Tuning{StripWidth: 8}), "a width that does not fit is not forced")
+	assert.Equal(t, 1, stripWidth(wide, passValues, Tuning{StripWidth: 1}))
+	assert.True(t, argmaxTwoPhase(g, Tuning{}))
+	assert.False(t, argmaxTwoPhase(g, Tuning{Argmax: ArgmaxTapByTap}))
+	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
+	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
+	assert.True(t, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
+	assert.False(t, vectorStore(Tuning{NoVectorStores: true}, 4, 8, 0, 0, 8))
+	src := &Image{w: 16, format: Float16}
+	assert.Equal(t, 4, loadWidth(g, 4, src, Tuning{}))
+	assert.Equal(t, 8, loadWidth(g, 4, src, Tuning{LoadWidth: 8}))
+	assert.Equal(t, 2, loadWidth(g, 4, src, Tuning{LoadWidth: 2}))
+	assert.Equal(t, 256, Tuning{}.workgroupTarget())
+	assert.Equal(t, 64, Tuning{Workgroup: 64}.workgroupTarget())
 }

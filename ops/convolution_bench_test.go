@@ -1,0 +1,230 @@
+package ops_test
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vktest"
+)
+
+// convBenchShape is one benchmark shape: a convolution of n x c x h x w
+// with o outputs, a k x k kernel, stride s, pad p (PyTorch's), groups g;
+// fc marks a fully connected layer of c inputs (h = w = 1).
+type convBenchShape struct {
+	name             string
+	n, c, h, w, o, k int
+	s, p, g          int
+	fc               bool
+}
+
+// convBenchShapes are issue 15's shapes (the targets are cuDNN's times on
+// an H100, float32, TF32 off; bench/torch_training_baseline.py measures
+// them) with VKMPS_BENCH_LARGE=1, and LeNet-5's layers; else the same
+// layers at a size lavapipe runs in seconds.
+func convBenchShapes() []convBenchShape {
+	large := []convBenchShape{
+		{"resnet3x3-64", 32, 64, 56, 56, 64, 3, 1, 1, 1, false},
+		{"resnet3x3-256", 32, 256, 14, 14, 256, 3, 1, 1, 1, false},
+		{"resnet1x1-512-2048", 32, 512, 7, 7, 2048, 1, 1, 0, 1, false},
+		{"resnet1x1-512-512", 32, 512, 7, 7, 512, 1, 1, 0, 1, false},
+		{"stem7x7s2", 32, 3, 224, 224, 64, 7, 2, 3, 1, false},
+		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
+		{"vgg3x3-128", 16, 128, 112, 112, 128, 3, 1, 1, 1, false},
+		{"lenet-conv1-b64", 64, 1, 28, 28, 6, 5, 1, 0, 1, false},
+		{"lenet-conv2-b64", 64, 6, 12, 12, 16, 5, 1, 0, 1, false},
+		{"lenet-fc256-120-b64", 64, 256, 1, 1, 120, 1, 1, 0, 1, true},
+		{"lenet-fc120-84-b64", 64, 120, 1, 1, 84, 1, 1, 0, 1, true},
+		{"lenet-fc84-10-b64", 64, 84, 1, 1, 10, 1, 1, 0, 1, true},
+		{"lenet-fc256-120-b512", 512, 256, 1, 1, 120, 1, 1, 0, 1, true},
+		{"lenet-fc120-84-b512", 512, 120, 1, 1, 84, 1, 1, 0, 1, true},
+		{"lenet-fc84-10-b512", 512, 84, 1, 1, 10, 1, 1, 0, 1, true},
+	}
+	if os.Getenv("VKMPS_BENCH_LARGE") == "1" {
+		return large
+	}
+	small := make([]convBenchShape, 0, len(large))
+	for _, s := range large {
+		s.n = 1
+		if !s.fc {
+			s.h, s.w = max(s.h/4, 7), max(s.w/4, 7)
+			s.c, s.o = max(s.c/4, min(s.c, 3)), max(s.o/4, 1)
+			if s.g > 1 {
+				s.g, s.o = s.c, s.c
+			}
+		}
+		small = append(small, s)
+	}
+	return small
+}
+
+// GPU time and TFLOP/s (2 * multiply-adds of the direct definition /
+// GPU time) of the convolution family's forward, data gradient (dx) and
+// weight gradient (dW and db) on issue 15's shapes; GB/s of minimum
+// traffic for the depthwise ones (compare BenchmarkGPU/copy). Images are
+// float32 (or float16 with VKMPS_BENCH_DTYPE=float16; weights stay
+// float32). On the GPU machine:
+//
+//	VKMPS_BENCH_LARGE=1 go test ./ops -run XXX -bench BenchmarkConvolutionGPU -benchtime 1x
+//
+// $VKMPS_GEMM holds a ConvolutionTuning (ops.ParseConvolutionTuning's
+// text: tile=N, direct=1, coopmat=0|1, splits=N, units=N, small=0) set on
+// every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also under each tile
+// forced (its split count chosen, and unsplit), under split counts 1, 2,
+// 4, 8 (weight gradients: 1, 8, 32, 128) with the tile chosen, data
+// gradients without the few-channels gather, and float16 passes with and
+// without cooperative matrices (sub-benchmarks named after the setting,
+// "default" the kernel's choice).
+func BenchmarkConvolutionGPU(b *testing.B) {
+	dev := vktest.Open(b)
+	if !dev.Limits().TimestampsSupported {
+		b.Skip("no timestamps")
+	}
+	format := benchFormat(b, dev)
+	tune, err := ops.ParseConvolutionTuning(os.Getenv("VKMPS_GEMM"))
+	require.NoError(b, err, "VKMPS_GEMM")
+	b.Logf("%s: compute units %d, cooperative matrices %v", dev.Info().Name, dev.Limits().ComputeUnits, dev.Limits().CooperativeMatrixNV)
+	r := rand.New(rand.NewSource(1))
+	for _, sh := range convBenchShapes() {
+		convBenchOne(b, dev, format, r, sh, tune, os.Getenv("VKMPS_BENCH_SWEEP") == "1")
+	}
+}
+
+// convBenchTunings are the settings a pass runs under: base alone, or in
+// a sweep base and every tile forced, split counts for weight gradients,
+// cooperative matrices on and off for float16.
+func convBenchTunings(base ops.ConvolutionTuning, sweep bool, pass string, format ops.Format) []ops.ConvolutionTuning {
+	ts := []ops.ConvolutionTuning{base}
+	if !sweep {
+		return ts
+	}
+	splits := []int{1, 2, 4, 8}
+	if pass == "dW" {
+		splits = []int{1, 8, 32, 128}
+	}
+	for i := 0; i < ops.ConvolutionTileCount(); i++ {
+		ts = append(ts, ops.ConvolutionTuning{Path: ops.ConvolutionPathTiled, Tile: i, ComputeUnits: base.ComputeUnits},
+			ops.ConvolutionTuning{Path: ops.ConvolutionPathTiled, Tile: i, Splits: 1, ComputeUnits: base.ComputeUnits})
+	}
+	for _, s := range splits {
+		ts = append(ts, ops.ConvolutionTuning{Splits: s, ComputeUnits: base.ComputeUnits})
+	}
+	if pass == "dx" {
+		ts = append(ts, ops.ConvolutionTuning{NoSmallChannels: true, ComputeUnits: base.ComputeUnits})
+	}
+	if format == ops.Float16 && pass != "dW" {
+		ts = append(ts, ops.ConvolutionTuning{NoCoopMat: true, ComputeUnits: base.ComputeUnits},
+			ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, ComputeUnits: base.ComputeUnits})
+	}
+	return ts
+}
+
+func convBenchOne(b *testing.B, dev *vk.Device, format ops.Format, r *rand.Rand, sh convBenchShape, tune ops.ConvolutionTuning, sweep bool) {
+	newIm := func(d padding.Descriptor, data bool) *ops.Image {
+		var v []float32
+		if data {
+			v = randomData(r, d.N*d.C*d.H*d.W)
+		}
+		if format == ops.Float16 {
+			return newHalfImage(b, dev, d, v)
+		}
+		return newImage(b, dev, d, v)
+	}
+	d := ops.ConvolutionDescriptor{KernelWidth: sh.k, KernelHeight: sh.k, InputFeatureChannels: sh.c, OutputFeatureChannels: sh.o,
+		Groups: sh.g, StrideX: sh.s, StrideY: sh.s}
+	src := newIm(padding.Descriptor{N: sh.n, C: sh.c, H: sh.h, W: sh.w}, true)
+	wd := d.WeightsDescriptor()
+	w := newImage(b, dev, padding.Descriptor{N: wd.N, C: wd.C, H: wd.H, W: wd.W}, randomData(r, wd.N*wd.C*wd.H*wd.W))
+	bias := newImage(b, dev, padding.Descriptor{N: 1, C: sh.o, H: 1, W: 1}, randomData(r, sh.o))
+	dW := newImage(b, dev, padding.Descriptor{N: wd.N, C: wd.C, H: wd.H, W: wd.W}, nil)
+	db := newImage(b, dev, padding.Descriptor{N: 1, C: sh.o, H: 1, W: 1}, nil)
+	dx := newIm(padding.Descriptor{N: sh.n, C: sh.c, H: sh.h, W: sh.w}, false)
+	var fwd, data, weights func(cb *vk.CommandBuffer) error
+	var tuners [2]interface {
+		SetTuning(ops.ConvolutionTuning) error
+	} // forward, gradient
+	var oh, ow int
+	if sh.fc {
+		d.KernelWidth, d.KernelHeight = sh.w, sh.h
+		k := must(ops.NewFullyConnected(dev, d))
+		b.Cleanup(func() { k.Close() })
+		g := must(ops.NewFullyConnectedGradient(dev, d))
+		b.Cleanup(func() { g.Close() })
+		oh, ow = 1, 1
+		tuners = [2]interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}{k, g}
+		dst := newIm(padding.Descriptor{N: sh.n, C: sh.o, H: 1, W: 1}, false)
+		dy := newIm(padding.Descriptor{N: sh.n, C: sh.o, H: 1, W: 1}, true)
+		fwd = func(cb *vk.CommandBuffer) error { return k.Encode(cb, src, w, bias, dst) }
+		data = func(cb *vk.CommandBuffer) error { return g.EncodeData(cb, dy, w, dx) }
+		weights = func(cb *vk.CommandBuffer) error { return g.EncodeWeights(cb, dy, src, dW, db) }
+	} else {
+		k := must(ops.NewConvolution(dev, d))
+		b.Cleanup(func() { k.Close() })
+		g := must(ops.NewConvolutionGradient(dev, d))
+		b.Cleanup(func() { g.Close() })
+		tuners = [2]interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}{k, g}
+		k.Padding = padding.Explicit(padding.Pads{Top: sh.p, Left: sh.p, Bottom: sh.p, Right: sh.p}, false, false)
+		dd, err := k.DestinationImageDescriptor(src.Descriptor())
+		require.NoError(b, err)
+		oh, ow = dd.H, dd.W
+		g.SetForwardOffset(k.Offset.X, k.Offset.Y)
+		dst := newIm(padding.Descriptor{N: sh.n, C: sh.o, H: oh, W: ow}, false)
+		dy := newIm(padding.Descriptor{N: sh.n, C: sh.o, H: oh, W: ow}, true)
+		fwd = func(cb *vk.CommandBuffer) error { return k.Encode(cb, src, w, bias, dst) }
+		data = func(cb *vk.CommandBuffer) error { return g.EncodeData(cb, dy, w, dx) }
+		weights = func(cb *vk.CommandBuffer) error { return g.EncodeWeights(cb, dy, src, dW, db) }
+	}
+	macs := float64(sh.n) * float64(sh.o) * float64(oh*ow) * float64(sh.c/max(sh.g, 1)) * float64(d.KernelWidth*d.KernelHeight)
+	esize := float64(format.Size())
+	traffic := map[string]float64{ // minimum bytes moved
+		"fwd": esize * float64(sh.n) * (float64(sh.c*sh.h*sh.w) + float64(sh.o*oh*ow)),
+		"dx":  esize * float64(sh.n) * (float64(sh.c*sh.h*sh.w) + float64(sh.o*oh*ow)),
+		"dW":  esize * float64(sh.n) * (float64(sh.c*sh.h*sh.w) + float64(sh.o*oh*ow)),
+	}
+	name := fmt.Sprintf("%s/%dx%dx%dx%d-k%ds%d-o%d", sh.name, sh.n, sh.c, sh.h, sh.w, d.KernelWidth, sh.s, sh.o)
+	if format != ops.Float32 {
+		name += "-" + format.String()
+	}
+	for _, pass := range []struct {
+		name string
+		enc  func(cb *vk.CommandBuffer) error
+	}{{"fwd", fwd}, {"dx", data}, {"dW", weights}} {
+		for ti, t := range convBenchTunings(tune, sweep, pass.name, format) {
+			for _, k := range tuners {
+				require.NoError(b, k.SetTuning(t))
+			}
+			require.NoError(b, run(b, dev, pass.enc), "%s %s %v", name, pass.name, t) // pipelines, scratch
+			sub := name + "/" + pass.name
+			if sweep {
+				setting := t.String()
+				if ti == 0 {
+					setting = "default"
+					if t.String() != "" {
+						setting = t.String()
+					}
+				}
+				sub += "/" + setting
+			}
+			b.Run(sub, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					t := gpuTime(b, dev, 10, 5, pass.enc)
+					b.ReportMetric(float64(t.Nanoseconds())/1e3, "gpu-us")
+					b.ReportMetric(2*macs/t.Seconds()/1e12, "TFLOP/s")
+					if sh.g > 1 {
+						b.ReportMetric(traffic[pass.name]/t.Seconds()/1e9, "GB/s")
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package ops
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vkmps/vkmps/vk"
+)
+
+// convH100 is an H100's limits as package vk reports them (what the
+// choice reads).
+var convH100 = vk.Limits{
+	MaxComputeWorkGroupCount:       [3]uint32{1<<31 - 1, 65535, 65535},
+	MaxComputeWorkGroupSize:        [3]uint32{1024, 1024, 64},
+	MaxComputeWorkGroupInvocations: 1024,
+	MaxComputeSharedMemorySize:     49152,
+	SubgroupSize:                   32,
+	ComputeUnits:                   132,
+	Float16Storage:                 true,
+}
+
+// The choice picks, on an H100, what issue 15's sweep of forced tiles and
+// split counts measured fastest there (µs in the comments: default before
+// this rule / tiles 0..3 / chosen), by the model of gemmCost rather than a
+// table of shapes.
+func TestConvChoiceFollowsTheSweep(t *testing.T) {
+	image := []struct {
+		name         string
+		m, n, k      int
+		tile, splits int
+	}{
+		{"3x3-64 fwd and dx", 64, 32 * 56 * 56, 576, 1, 1}, // 500 315 352 509
+		{"1x1-512-512 fwd", 512, 32 * 49, 512, 2, 1},       // 85 59 48 62
+		{"stem fwd", 64, 32 * 112 * 112, 147, 1, 1},        // 550 322 405 602
+		{"vgg fwd", 128, 16 * 112 * 112, 1152, 0, 1},       // 1993 2372 2673 3828
+		{"1x1-512-2048 fwd", 2048, 32 * 49, 512, 0, 1},     // (not swept)
+	}
+	for _, c := range image {
+		got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, false, false, true)
+		if got.path != convPathTiled || got.tile != c.tile || got.splits != c.splits {
+			t.Errorf("%s: chose %v tile %d, %d splits; want tile %d, %d splits", c.name, got.path, got.tile, got.splits, c.tile, c.splits)
+		}
+	}
+	// The 3x3 convolution at 14x14 takes tile 2 unsplit, as the sweep
+	// measured (415 435 369 544), whether or not its K could split: image
+	// GEMMs split only where a tuning asks (tile 0 over 4 splits ran 3869
+	// µs on the H100); forced, the split count follows the tuning.
+	m, n, k := 256, 32*14*14, 2304
+	for _, split := range []bool{false, true} {
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, m, n, k, 1, false, false, split); got.tile != 2 || got.splits != 1 {
+			t.Errorf("3x3@14 (may split %v): %+v", split, got)
+		}
+	}
+	if got := gemmChoose(convH100, ConvolutionTuning{Splits: 4}, nil, m, n, k, 1, false, false, true); got.splits != 4 || got.chunk != 576 {
+		t.Errorf("3x3@14 under splits=4: %+v", got)
+	}
+	weights := []struct {
+		name       string
+		m, n, k    int
+		tiles      []int
+		minS, maxS int
+	}{
+		// 1134 / 8448 398 339 1129; splits 1, 8, 32, 128 under tile 3: 8300 1136 663 606
+		{"3x3-64 dW", 64, 576, 32 * 56 * 56, []int{2}, 20, 80},
+		// 500 / 3852 407 500 668; splits: 588 366 411 573
+		{"3x3@14 dW", 256, 2304, 32 * 14 * 14, []int{1, 2}, 4, 16},
+		// 124 / 746 82 66 124; splits: 125 80 96 203
+		{"1x1-512-512 dW", 512, 512, 32 * 49, []int{2}, 2, 8},
+		// 1284 / 13631 676 490 1283; splits: 31296 3995 1140 703
+		{"stem dW", 64, 147, 32 * 112 * 112, []int{2}, 40, 200},
+		// 8365 / 30289 3293 3717 8356; splits: 15960 4934 4334 4223
+		{"vgg dW", 128, 1152, 16 * 112 * 112, []int{1}, 8, 40},
+	}
+	for _, c := range weights {
+		p := convPlanWeights(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1)
+		ok := false
+		for _, tile := range c.tiles {
+			ok = ok || (p.choice.path == convPathTiled && p.choice.tile == tile)
+		}
+		if !ok || p.splits < c.minS || p.splits > c.maxS || p.chunk%gemmTiles[p.choice.tile].cfg.bk != 0 || p.splits*p.chunk < c.k ||
+			(p.splits-1)*p.chunk >= c.k {
+			t.Errorf("%s: chose %v tile %d, %d splits of %d; want tile %v, %d..%d splits", c.name, p.choice.path, p.choice.tile,
+				p.splits, p.chunk, c.tiles, c.minS, c.maxS)
+		}
+	}
+	// A tuning forces: a tile and a split count; small problems go direct.
+	p := convPlanWeights(convH100, ConvolutionTuning{Path: ConvolutionPathTiled, Tile: 3, Splits: 8}, nil, 64, 576, 100352, 1, 1)
+	if p.choice.tile != 3 || p.splits != 8 {
+		t.Errorf("forced tile 3, 8 splits: got %+v", p)
+	}
+	if c := gemmChoose(convH100, ConvolutionTuning{}, nil, 4, 4, 4, 1, false, false, true); c.path != convPathDirect {
+		t.Errorf("a tiny GEMM: %v", c.path)
+	}
+}
+
+// Cooperative matrices: taken for float16 image GEMMs where a tuning asks
+// for them and the device lists a shape the tile can use (the first of
+// convCoopShapes); never by default (slower than the tiles on an H100),
+// for float32, weight gradients or devices without them.
+func TestConvChoiceCoopMat(t *testing.T) {
+	shape := func(m, n, k uint32, c vk.ComponentType) vk.CooperativeMatrixShape {
+		return vk.CooperativeMatrixShape{M: m, N: n, K: k, A: vk.ComponentFloat16, B: vk.ComponentFloat16, C: c, D: c}
+	}
+	lim := convH100
+	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(16, 16, 16, vk.ComponentFloat32),
+		shape(16, 8, 8, vk.ComponentFloat32)}
+	c, ok := convCoopTileFor(lim)
+	if !ok || c.cm != 16 || c.cn != 16 || c.ck != 16 {
+		t.Errorf("shape from %v: %+v %v", lim.CooperativeMatrixNV, c, ok)
+	}
+	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat {
+		t.Errorf("float16 under coopmat=1: %v", got.path)
+	}
+	for _, n := range []struct {
+		name string
+		lim  vk.Limits
+		t    ConvolutionTuning
+		f16  bool
+	}{{"float32", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, false},
+		{"default", lim, ConvolutionTuning{}, true}, {"refused", lim, ConvolutionTuning{NoCoopMat: true}, true},
+		{"none", convH100, ConvolutionTuning{Path: ConvolutionPathCoopMat}, true}} {
+		if got := gemmChoose(n.lim, n.t, nil, 64, 100352, 576, 1, n.f16, true, true); got.path != convPathTiled {
+			t.Errorf("%s: %v", n.name, got.path)
+		}
+	}
+	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(32, 8, 16, vk.ComponentFloat32)}
+	if convCoopMatSupported(lim) {
+		t.Errorf("no usable shape in %v", lim.CooperativeMatrixNV)
+	}
+	lim.CooperativeMatrixNV, lim.SubgroupSize = []vk.CooperativeMatrixShape{shape(16, 8, 16, vk.ComponentFloat32)}, 64
+	if convCoopMatSupported(lim) {
+		t.Error("subgroups of 64")
+	}
+}
+
+// The weight gradient's "t0" builds fix gemmTiles[0] in the shader's
+// source: the two must agree.
+func TestConvWeightsTile0Build(t *testing.T) {
+	src, err := os.ReadFile("../glsl/convolution_gemm_weights.comp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gemmTiles[0].cfg
+	for name, v := range map[string]int{"BM": c.bm, "BN": c.bn, "BK": c.bk, "TM": c.tm, "TN": c.tn} {
+		if want := fmt.Sprintf("const uint %s = %d;", name, v); !strings.Contains(string(src), want) {
+			t.Errorf("glsl/convolution_gemm_weights.comp lacks %q (gemmTiles[0] is %v)", want, c)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package ops_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/vk/vktest"
+)
+
+// Every code path of the family computes the same results on the same
+// cases: each GEMM tile shape shipped (forced), the direct fallback, and
+// the depthwise kernels, forward and gradients of a grouped dilated
+// convolution with asymmetric pads and a stride above the kernel, each
+// checked against the reference (so against each other within twice the
+// tolerance). The convolution's three GEMMs use the slice layouts A by
+// rows (quads), B by columns and B by rows; every tile also runs the fully
+// connected data gradient (A by columns) and a pointwise convolution (B by
+// quads) and the data gradient of a strided convolution (one GEMM per
+// phase of the stride). The direct path and the first
+// tile also run a depthwise convolution with a channel multiplier, a
+// transpose convolution and every fully connected pass. (Each tile
+// pipeline costs lavapipe a second or two to compile: the table is what
+// covers every load layout on every tile.)
+func TestConvolutionEveryPath(t *testing.T) {
+	dev := vktest.Open(t)
+	grouped := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 2, InputFeatureChannels: 6, OutputFeatureChannels: 9,
+		Groups: 3, StrideX: 4, StrideY: 1, DilationX: 1, DilationY: 2}, n: 2, h: 9, w: 13,
+		pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 2}, bias: true}
+	depthwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 5, OutputFeatureChannels: 5,
+		Groups: 5, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 11, w: 7,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	multiplier := depthwise
+	multiplier.d.OutputFeatureChannels, multiplier.d.StrideX = 10, 2
+	transpose := convTCase{convCase: convCase{d: ops.ConvolutionDescriptor{KernelWidth: 2, KernelHeight: 3, InputFeatureChannels: 4,
+		OutputFeatureChannels: 6, Groups: 2, StrideX: 2, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 5, w: 6,
+		pads: padding.Pads{Top: 1, Left: 0, Bottom: 0, Right: 1}, bias: true}, opX: 1}
+	fc := fcCase{n: 9, c: 7, h: 3, w: 2, o: 11, flat: true, bias: true}
+	// A pointwise convolution: the tiles load its weights and source as
+	// quads (the grouped case's weights too: 12 per row).
+	// A strided convolution without dilation: its data gradient runs one
+	// GEMM per phase of the stride.
+	strided := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 4, InputFeatureChannels: 4, OutputFeatureChannels: 6,
+		Groups: 2, StrideX: 2, StrideY: 3, DilationX: 1, DilationY: 1}, n: 2, h: 10, w: 9,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 2, Right: 0}}
+	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 8, OutputFeatureChannels: 12,
+		Groups: 1, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 3, h: 6, w: 6, bias: true}
+	paths := []struct {
+		name string
+		tile int
+	}{{"direct", 0}, {"depthwise", 0}}
+	for i := 0; i < ops.ConvTileCount(); i++ {
+		paths = append(paths, struct {
+			name string
+			tile int
+		}{"tiled", i})
+	}
+	for _, p := range paths {
+		name := p.name
+		if name == "tiled" {
+			name = fmt.Sprintf("tiled %s", ops.ConvTileName(p.tile))
+		}
+		force := func(k any) {
+			if !ops.ConvForcePath(k, p.name, p.tile) {
+				t.Skipf("%s does not run %s", dev.Info().Name, name)
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(77))
+			switch p.name {
+			case "depthwise":
+				convRunCase(t, dev, depthwise, r, false, force)
+				convRunCase(t, dev, multiplier, r, false, force)
+				tr := transpose
+				tr.d.InputFeatureChannels, tr.d.OutputFeatureChannels, tr.d.Groups, tr.d.StrideX, tr.opX = 5, 5, 5, 1, 0
+				convTCheck(t, dev, tr, tr.data(r), false, force)
+				return
+			case "direct":
+				convRunCase(t, dev, depthwise, r, false, force)
+				convTCheck(t, dev, transpose, transpose.data(r), false, force)
+			}
+			convRunCase(t, dev, grouped, r, false, force)
+			pk := must(ops.NewConvolution(dev, pointwise.d))
+			defer pk.Close()
+			force(pk)
+			convCheckForward(t, dev, pk, pointwise, pointwise.data(r), false)
+			convCheckData(t, dev, strided, r, force)
+			if p.tile == 0 || p.name == "direct" {
+				fcCheck(t, dev, fc, r, false, force)
+				convRunCase(t, dev, multiplier, r, false, force)
+				convTCheck(t, dev, transpose, transpose.data(r), false, force)
+			} else {
+				// The one load layout the convolution does not use
+				// (A by columns) on every tile.
+				fcDataCheck(t, dev, fc, r, force)
+			}
+		})
+	}
+}
+
+// Float16 images through cooperative matrices agree with the float16
+// tiles: each case runs forced onto each, checked against the float64
+// reference within the float16 tolerance (so against each other within
+// twice it; the cooperative matrices also round the float32 weights to
+// half, an error within the half ulp of the products that tolerance
+// allows). The real build runs where the device has VK_NV_cooperative_matrix
+// (not lavapipe, which skips that row); the emulated build (the same
+// shader's staging, offsets and epilogue, plain arithmetic for the
+// matrices) runs everywhere. The cases cover every operand mode of the
+// image GEMMs: im2col with quad loads of the weights, the gather and the
+// strided phases of data gradients, the transpose convolution, fully
+// connected rows and columns, a pointwise convolution's quad loads of the
+// source, and fused neurons and bias in the epilogue.
+func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
+	dev := vktest.Open(t)
+	if !dev.Limits().Float16Storage {
+		t.Skip("no float16 storage")
+	}
+	dense := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 12, OutputFeatureChannels: 70,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}, n: 2, h: 9, w: 11,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	grouped := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 2, InputFeatureChannels: 12, OutputFeatureChannels: 18,
+		Groups: 3, StrideX: 2, StrideY: 3, DilationX: 1, DilationY: 1}, n: 2, h: 13, w: 11,
+		pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 2}, bias: true}
+	dilated := grouped
+	dilated.d.StrideX, dilated.d.StrideY, dilated.d.DilationX, dilated.d.DilationY = 1, 1, 2, 3
+	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 33,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
+	transpose := convTCase{convCase: convCase{d: ops.ConvolutionDescriptor{KernelWidth: 2, KernelHeight: 3, InputFeatureChannels: 20,
+		OutputFeatureChannels: 36, Groups: 2, StrideX: 2, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 7, w: 9,
+		pads: padding.Pads{Top: 1, Left: 0, Bottom: 0, Right: 1}, bias: true}, opX: 1}
+	fc := fcCase{n: 9, c: 37, h: 3, w: 2, o: 70, flat: true, bias: true}
+	for _, p := range []struct {
+		name string
+		tile int
+	}{{"coopmat", 0}, {"coopmat-emulated", 0}, {"tiled", 2}} {
+		t.Run(p.name, func(t *testing.T) {
+			probe := must(ops.NewConvolution(dev, pointwise.d))
+			defer probe.Close()
+			if !ops.ConvForcePath(probe, p.name, p.tile) {
+				t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
+			}
+			force := func(k any) { require.True(t, ops.ConvForcePath(k, p.name, p.tile)) }
+			r := rand.New(rand.NewSource(15))
+			for _, c := range []convCase{dense, grouped, dilated, pointwise} {
+				convRunCase(t, dev, c, r, true, force)
+			}
+			convTCheck(t, dev, transpose, transpose.data(r), true, force)
+			fcCheck(t, dev, fc, r, true, force)
+		})
+	}
+}
+
+// The data gradients of convolutions with few input channels per group
+// (and transpose convolutions with few outputs per group) run on their
+// gather kernel and match the reference: an RGB stem (7x7, stride 2, pad
+// 3), a dilated stride-1 kernel, groups with unequal strides and
+// asymmetric pads, a strided depthwise convolution with a channel
+// multiplier, one input channel, a narrow image (strips of 4), float16,
+// and a transpose convolution with bias and a fused neuron; each also
+// under the GEMMs (small=0) for comparison.
+func TestConvolutionSmallChannelsGather(t *testing.T) {
+	dev := vktest.Open(t)
+	desc := func(k, c, o, g, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: g,
+			StrideX: sx, StrideY: sy, DilationX: dx, DilationY: dy}
+	}
+	cases := []struct {
+		name string
+		c    convCase
+		half bool
+	}{
+		{"stem", convCase{d: desc(7, 3, 10, 1, 2, 2, 1, 1), n: 2, h: 23, w: 30, pads: padding.Pads{Top: 3, Left: 3, Bottom: 3, Right: 3}}, false},
+		{"dilated", convCase{d: desc(3, 2, 5, 1, 1, 1, 2, 3), n: 1, h: 17, w: 19, pads: padding.Pads{Top: 2, Left: 1, Bottom: 3, Right: 0}}, false},
+		{"groups", convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 4, InputFeatureChannels: 8, OutputFeatureChannels: 6,
+			Groups: 2, StrideX: 3, StrideY: 2, DilationX: 1, DilationY: 1}, n: 2, h: 15, w: 20, pads: padding.Pads{Top: 1, Left: 2, Bottom: 0, Right: 1}}, false},
+		{"depthwise strided", convCase{d: desc(3, 5, 10, 5, 2, 2, 1, 1), n: 2, h: 13, w: 12, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false},
+		{"one channel narrow", convCase{d: desc(5, 1, 4, 1, 1, 1, 1, 1), n: 3, h: 6, w: 5, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, false},
+		{"stem float16", convCase{d: desc(7, 3, 6, 1, 2, 2, 1, 1), n: 2, h: 15, w: 18, pads: padding.Pads{Top: 3, Left: 3, Bottom: 3, Right: 3}}, true},
+	}
+	for _, path := range []string{"small", "gemm"} {
+		force := func(k any) {
+			if path == "gemm" {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(ops.ConvolutionTuning{NoSmallChannels: true}))
+				return
+			}
+			require.True(t, ops.ConvForcePath(k, "small", 0))
+		}
+		for _, c := range cases {
+			if c.half && !dev.Limits().Float16Storage {
+				continue
+			}
+			t.Run(path+"/"+c.name, func(t *testing.T) {
+				var g any
+				convRunCase(t, dev, c.c, rand.New(rand.NewSource(3)), c.half, func(k any) {
+					force(k)
+					if _, ok := k.(*ops.ConvolutionGradient); ok {
+						g = k
+					}
+				})
+				assert.Equal(t, path == "small", ops.ConvLastPath(g) == "small", "the data gradient's path: %s", ops.ConvLastPath(g))
+			})
+		}
+		tr := convTCase{convCase: convCase{d: ops.ConvolutionDescriptor{KernelWidth: 4, KernelHeight: 3, InputFeatureChannels: 6,
+			OutputFeatureChannels: 3, Groups: 1, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1, Neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)},
+			n: 2, h: 7, w: 8, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, opX: 1, opY: 1}
+		t.Run(path+"/transpose", func(t *testing.T) {
+			var fwd any
+			convTCheck(t, dev, tr, tr.data(rand.New(rand.NewSource(4))), false, func(k any) {
+				force(k)
+				if _, ok := k.(*ops.ConvolutionTranspose); ok {
+					fwd = k
+				}
+			})
+			assert.Equal(t, path == "small", ops.ConvLastPath(fwd) == "small", "the forward's path: %s", ops.ConvLastPath(fwd))
+		})
+	}
+}

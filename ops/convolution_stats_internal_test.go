@@ -1,0 +1,78 @@
+package ops
+
+import (
+	"os"
+	"testing"
+
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vktest"
+)
+
+// TestConvPipelineStatistics prints the driver compiler's statistics
+// (registers, instructions, spills, where it reports them) of the
+// family's GEMM pipelines for a 3x3 convolution: the image GEMM and the
+// weight gradient on every tile, the small-channel gather and the
+// cooperative-matrix GEMM. A diagnosis aid for the GPU machine, run with
+//
+//	VKMPS_CONV_STATS=1 go test ./ops -run TestConvPipelineStatistics -v
+func TestConvPipelineStatistics(t *testing.T) {
+	if os.Getenv("VKMPS_CONV_STATS") != "1" {
+		t.Skip("set VKMPS_CONV_STATS=1 to print the statistics")
+	}
+	dev := vktest.Open(t, vk.Options{PipelineStatistics: true})
+	if !dev.PipelineStatistics() {
+		t.Skipf("%s offers no pipeline statistics", dev.Info().Name)
+	}
+	e, err := convNewEngine(dev, "statistics", NeuronDescriptor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	geom := [6]int32{3, 3, 1, 1, 1, 1}
+	type named struct {
+		name string
+		key  convPipeKey
+	}
+	var keys []named
+	for i, tile := range gemmTiles {
+		c := tile.cfg
+		if !c.fits(dev.Limits()) {
+			continue
+		}
+		local := int32(c.threads())
+		for _, f16 := range []bool{false, true} {
+			if f16 && !dev.Limits().Float16Storage {
+				continue
+			}
+			suffix := ""
+			if f16 {
+				suffix = " float16"
+			}
+			keys = append(keys,
+				named{"forward " + c.String() + suffix, convPipeKey{shader: spirv.ConvolutionGemm, f16: f16, tile: int8(i), local: local, geom: geom, vecA: true}},
+				named{"data gradient " + c.String() + suffix, convPipeKey{shader: spirv.ConvolutionGemm, f16: f16, tile: int8(i), local: local, geom: geom,
+					modeA: gemmATransposed, modeB: gemmBGather}},
+				named{"weight gradient " + c.String() + suffix, convPipeKey{shader: spirv.ConvolutionGemmWeights, f16: f16, tile: int8(i), local: local, geom: geom}})
+		}
+	}
+	keys = append(keys, named{"small-channel gather 7x7/2", convPipeKey{shader: spirv.ConvolutionDataSmall, tile: -1, local: 32, ly: 8, lz: 1,
+		geom: [6]int32{7, 7, 2, 2, 1, 1}, ox: 8, cin: 3}})
+	if c, ok := convCoopTileFor(dev.Limits()); ok {
+		keys = append(keys, named{"cooperative matrices float16", convPipeKey{shader: spirv.ConvolutionGemmCoopmat, f16: true, coop: true, tile: -1,
+			local: int32(c.wm * c.wn * c.subgroup), geom: geom, vecA: true}})
+	}
+	for _, k := range keys {
+		p, err := e.pipeline(k.key)
+		if err != nil {
+			t.Errorf("%s: %v", k.name, err)
+			continue
+		}
+		st, err := p.Statistics()
+		if err != nil {
+			t.Errorf("%s: %v", k.name, err)
+			continue
+		}
+		t.Logf("%s (%v):\n%s", k.name, p, st)
+	}
+}

@@ -1,0 +1,275 @@
+package ops
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ConvolutionPath is a path a ConvolutionTuning can force on the
+// convolution family's GEMMs.
+type ConvolutionPath int
+
+const (
+	// ConvolutionPathAuto (the zero value): the kernel chooses.
+	ConvolutionPathAuto ConvolutionPath = iota
+	// ConvolutionPathTiled: the shared-memory tiles, tile
+	// ConvolutionTuning.Tile (text: tile=N).
+	ConvolutionPathTiled
+	// ConvolutionPathDirect: one invocation per result, a plain loop
+	// (text: direct=1).
+	ConvolutionPathDirect
+	// ConvolutionPathCoopMat: cooperative matrices for the GEMMs of
+	// float16 images whose results are images, where the device has them
+	// (text: coopmat=1); elsewhere the kernel chooses. Never the default:
+	// on an H100 they are correct but slower than the tiles so far.
+	ConvolutionPathCoopMat
+	convolutionPathCount
+)
+
+// ConvolutionTuning overrides the work shapes the convolution family's
+// kernels pick (Convolution, ConvolutionGradient, ConvolutionTranspose,
+// ConvolutionTransposeGradient, FullyConnected, FullyConnectedGradient),
+// for measuring alternatives on a device without rebuilding vkmps. Every
+// valid setting computes the same results within the family's stated
+// tolerances, and repeats them bit for bit; settings may differ from each
+// other in the last bits (their sums run in other orders). The zero value
+// is the default, where the kernel chooses; a zero field leaves that
+// choice to the kernel. A forced path a GEMM cannot take (a tile the
+// device cannot run, cooperative matrices without float16 images or the
+// device's support) is ignored for that GEMM. Depthwise convolutions keep
+// their own kernels, and data gradients of few input channels theirs,
+// under every Path.
+//
+// The kernels take one with SetTuning; the benchmarks read it from
+// $VKMPS_GEMM with ParseConvolutionTuning, whose keys are given in
+// parentheses below.
+type ConvolutionTuning struct {
+	// Path forces the GEMMs onto one path (tile=N, direct=1, coopmat=1).
+	Path ConvolutionPath
+	// Tile is the tile of ConvolutionPathTiled, an index into the tiles
+	// shipped, largest first (ConvolutionTileCount, ConvolutionTileName);
+	// 0 otherwise.
+	Tile int
+	// Splits (splits): the chunks the GEMMs' sums (K) are split into,
+	// 1..4096: the weight gradients' over the batch and the pixels, and
+	// those of the image GEMMs that can split (not the strided data
+	// gradients' phases, not cooperative matrices), whose outputs a second
+	// pass then adds up and finishes (default: weight gradients chosen to
+	// fill the device, a chunk never under one slice of the tile; image
+	// GEMMs unsplit).
+	Splits int
+	// ComputeUnits (units): the multiprocessors the choice spreads work
+	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device
+	// reports it, else 64).
+	ComputeUnits int
+	// NoCoopMat (coopmat=0): GEMMs of float16 images use the tiles (the
+	// default; the key states it explicitly in a sweep).
+	NoCoopMat bool
+	// NoSmallChannels (small=0): data gradients of convolutions with few
+	// input channels per group run as GEMMs instead of their gather
+	// kernel.
+	NoSmallChannels bool
+}
+
+// ConvolutionTileCount is the number of GEMM tile shapes shipped.
+func ConvolutionTileCount() int { return len(gemmTiles) }
+
+// ConvolutionTileName names tile i ("128x128x8/8x8": the workgroup's
+// outputs, the slice depth, and each invocation's outputs), or "" for an
+// index out of range.
+func ConvolutionTileName(i int) string {
+	if i < 0 || i >= len(gemmTiles) {
+		return ""
+	}
+	return gemmTiles[i].cfg.String()
+}
+
+// Validate returns an error wrapping ErrTuning that names the first field
+// out of range, or nil.
+func (t ConvolutionTuning) Validate() error {
+	switch {
+	case t.Path < 0 || t.Path >= convolutionPathCount:
+		return fmt.Errorf("%w: convolution path %d: want 0..%d", ErrTuning, int(t.Path), int(convolutionPathCount)-1)
+	case t.Path == ConvolutionPathTiled && (t.Tile < 0 || t.Tile >= len(gemmTiles)):
+		return fmt.Errorf("%w: tile %d: want 0..%d", ErrTuning, t.Tile, len(gemmTiles)-1)
+	case t.Path != ConvolutionPathTiled && t.Tile != 0:
+		return fmt.Errorf("%w: tile %d without the tiled path", ErrTuning, t.Tile)
+	case t.Splits < 0 || t.Splits > 4096:
+		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
+	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
+		return fmt.Errorf("%w: compute units (units) %d: want 1..65536", ErrTuning, t.ComputeUnits)
+	case t.Path == ConvolutionPathCoopMat && t.NoCoopMat:
+		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
+	}
+	return nil
+}
+
+// String returns the text form ParseConvolutionTuning reads, keys in a
+// fixed order ("tile=2,splits=8"); "" for the default.
+func (t ConvolutionTuning) String() string {
+	var parts []string
+	switch t.Path {
+	case ConvolutionPathTiled:
+		parts = append(parts, "tile="+strconv.Itoa(t.Tile))
+	case ConvolutionPathDirect:
+		parts = append(parts, "direct=1")
+	case ConvolutionPathCoopMat:
+		parts = append(parts, "coopmat=1")
+	}
+	if t.Splits != 0 {
+		parts = append(parts, "splits="+strconv.Itoa(t.Splits))
+	}
+	if t.ComputeUnits != 0 {
+		parts = append(parts, "units="+strconv.Itoa(t.ComputeUnits))
+	}
+	if t.NoCoopMat {
+		parts = append(parts, "coopmat=0")
+	}
+	if t.NoSmallChannels {
+		parts = append(parts, "small=0")
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseConvolutionTuning reads a ConvolutionTuning from comma-separated
+// key=value pairs with integer values: tile (a tile index: the tiled path
+// with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
+// refuse them), splits, units and small=0 (see ConvolutionTuning's
+// fields). Spaces around pairs are ignored; "" is the default. An unknown
+// or repeated key, a pair without "=", a value that is not an integer or
+// is out of range, or two paths forced at once is an error wrapping
+// ErrTuning that names it.
+func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
+	var t ConvolutionTuning
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok {
+			return ConvolutionTuning{}, fmt.Errorf("%w: %q is not key=value", ErrTuning, kv)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return ConvolutionTuning{}, fmt.Errorf("%w: %s=%q: not an integer", ErrTuning, k, v)
+		}
+		if seen[k] {
+			return ConvolutionTuning{}, fmt.Errorf("%w: %s given twice", ErrTuning, k)
+		}
+		seen[k] = true
+		path := func(p ConvolutionPath) error {
+			if t.Path != ConvolutionPathAuto {
+				return fmt.Errorf("%w: %s: a path is forced already", ErrTuning, kv)
+			}
+			t.Path = p
+			return nil
+		}
+		flag := func() error {
+			if n != 0 && n != 1 {
+				return fmt.Errorf("%w: %s=%d: want 0 or 1", ErrTuning, k, n)
+			}
+			return nil
+		}
+		switch k {
+		case "tile":
+			if n < 0 || n >= len(gemmTiles) {
+				return ConvolutionTuning{}, fmt.Errorf("%w: tile=%d: want 0..%d", ErrTuning, n, len(gemmTiles)-1)
+			}
+			err = path(ConvolutionPathTiled)
+			t.Tile = n
+		case "direct":
+			if err = flag(); err == nil && n == 1 {
+				err = path(ConvolutionPathDirect)
+			}
+		case "coopmat":
+			if err = flag(); err == nil {
+				if n == 1 {
+					err = path(ConvolutionPathCoopMat)
+				} else {
+					t.NoCoopMat = true
+				}
+			}
+		case "small":
+			if err = flag(); err == nil {
+				t.NoSmallChannels = n == 0
+			}
+		case "splits", "units":
+			if n == 0 {
+				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
+			}
+			if k == "splits" {
+				t.Splits = n
+			} else {
+				t.ComputeUnits = n
+			}
+		default:
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, splits, units, small)", ErrTuning, k)
+		}
+		if err != nil {
+			return ConvolutionTuning{}, err
+		}
+	}
+	if err := t.Validate(); err != nil {
+		return ConvolutionTuning{}, err
+	}
+	return t, nil
+}
+
+// setTuning validates t and sets it on the engine of the kernel label.
+func (e *convEngine) setTuning(label string, t ConvolutionTuning) error {
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", label, err)
+	}
+	e.tune = t
+	return nil
+}
+
+// SetTuning sets the kernel's work-shape overrides (see
+// ConvolutionTuning); an invalid one is refused with an error wrapping
+// ErrTuning and the kernel keeps its previous setting.
+func (k *Convolution) SetTuning(t ConvolutionTuning) error { return k.eng.setTuning(k.Label, t) }
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *Convolution) Tuning() ConvolutionTuning { return k.eng.tune }
+
+// SetTuning sets the kernel's work-shape overrides (see Convolution.SetTuning).
+func (k *ConvolutionGradient) SetTuning(t ConvolutionTuning) error {
+	return k.eng.setTuning(k.Label, t)
+}
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *ConvolutionGradient) Tuning() ConvolutionTuning { return k.eng.tune }
+
+// SetTuning sets the kernel's work-shape overrides (see Convolution.SetTuning).
+func (k *ConvolutionTranspose) SetTuning(t ConvolutionTuning) error {
+	return k.eng.setTuning(k.Label, t)
+}
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *ConvolutionTranspose) Tuning() ConvolutionTuning { return k.eng.tune }
+
+// SetTuning sets the kernel's work-shape overrides (see Convolution.SetTuning).
+func (k *ConvolutionTransposeGradient) SetTuning(t ConvolutionTuning) error {
+	return k.eng.setTuning(k.Label, t)
+}
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *ConvolutionTransposeGradient) Tuning() ConvolutionTuning { return k.eng.tune }
+
+// SetTuning sets the kernel's work-shape overrides (see Convolution.SetTuning).
+func (k *FullyConnected) SetTuning(t ConvolutionTuning) error { return k.eng.setTuning(k.Label, t) }
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *FullyConnected) Tuning() ConvolutionTuning { return k.eng.tune }
+
+// SetTuning sets the kernel's work-shape overrides (see Convolution.SetTuning).
+func (k *FullyConnectedGradient) SetTuning(t ConvolutionTuning) error {
+	return k.eng.setTuning(k.Label, t)
+}
+
+// Tuning returns the kernel's work-shape overrides.
+func (k *FullyConnectedGradient) Tuning() ConvolutionTuning { return k.eng.tune }

@@ -1,0 +1,1554 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+)
+
+// The convolution family's compute engine: one implicit GEMM for every
+// kernel of the family (convolution, its data and weight gradients, the
+// transpose convolution, fully connected layers), and a direct
+// memory-bound path for depthwise convolutions.
+//
+// Paths (convPath), chosen in one place (gemmChoose for GEMMs whose
+// results are images, convPlanWeights for weight gradients, under the
+// model of gemmCost; ConvolutionTuning and tests can force one):
+//
+//   - tiled (glsl/gemm.glsl): a workgroup computes a BM x BN tile of C
+//     through shared memory, each invocation a TM x TN block in registers;
+//     the tile shapes (gemmTiles) are specialization constants, and a
+//     device uses those its shared memory and workgroup size allow;
+//   - direct: one invocation per output and a plain loop over K, for
+//     problems too small for a tile or devices no tile fits;
+//   - depthwise (glsl/convolution_depthwise*.comp): groups equal to the
+//     input channels, where a GEMM per channel would be one row tall;
+//   - cooperative matrix (glsl/gemm_coopmat.glsl): tensor cores through
+//     VK_NV_cooperative_matrix, float16 products accumulated in float32,
+//     for float16 images where the device has them (convCoopMatSupported)
+//     and a ConvolutionTuning asks (not yet faster than the tiles);
+//   - small (glsl/convolution_data_small.comp): the data gradient of a
+//     convolution with few input channels per group (an RGB stem), where a
+//     GEMM's M would be a sliver of its tile.
+//
+// Weight gradients reduce over the batch and the pixels, a long K: it is
+// split into chunks (split-K) whose partial sums land in a scratch image
+// and are added in a fixed order by glsl/convolution_reduce.comp, so the
+// results repeat bit for bit without atomics; the bias gradient comes out
+// of the same tiles (row sums of dy). Image GEMMs can split K the same way
+// (convolution_gemm.comp's SPLITK), a second pass adding the splits and
+// finishing the outputs, where a ConvolutionTuning asks (not by default:
+// slow on an H100, see gemmBest).
+
+// gemmConfig is one tile shape of glsl/gemm.glsl.
+type gemmConfig struct{ bm, bn, bk, tm, tn int }
+
+func (c gemmConfig) threads() int { return (c.bm / c.tm) * (c.bn / c.tn) }
+
+// shared is the bytes of shared memory the tile uses: two slices of A and
+// B, rows padded by 4 floats.
+func (c gemmConfig) shared() int { return 2 * c.bk * (c.bm + 4 + c.bn + 4) * 4 }
+
+func (c gemmConfig) String() string {
+	return fmt.Sprintf("%dx%dx%d/%dx%d", c.bm, c.bn, c.bk, c.tm, c.tn)
+}
+
+// valid reports whether the tile satisfies gemm.glsl's load layouts: every
+// invocation loads whole rows or columns of a slice in both the K-fast and
+// the M/N-fast layouts, and TM, TN are multiples of 4.
+func (c gemmConfig) valid() bool {
+	t := c.threads()
+	ok := func(d int) bool {
+		return t%c.bk == 0 && d%(t/c.bk) == 0 && t%d == 0 && c.bk%(t/d) == 0
+	}
+	return c.tm%4 == 0 && c.tn%4 == 0 && c.bm%(4*c.tm) == 0 && c.bn%(4*c.tn) == 0 && ok(c.bm) && ok(c.bn)
+}
+
+// fits reports whether the device can run the tile.
+func (c gemmConfig) fits(lim vk.Limits) bool {
+	t := uint32(c.threads())
+	return t <= lim.MaxComputeWorkGroupInvocations && t <= lim.MaxComputeWorkGroupSize[0] && uint32(c.shared()) <= lim.MaxComputeSharedMemorySize
+}
+
+// gemmTiles are the tile shapes shipped, largest first, with the rate of
+// each in the two GEMM shaders (index gemmKind): its multiply-adds per
+// unit of time on a multiprocessor that holds enough of its workgroups,
+// relative to tile 0 in convolution_gemm.comp. Measured on an H100
+// (issue 15's sweep: the 8x8 blocks reach 30 TFLOP/s there, 4x8 24, 4x4
+// 21 and, in workgroups of 64, 14; the weight-gradient shader's 8x8 block
+// runs some 15 times slower than its 4x8, its registers spilling) and a
+// model for other devices.
+var gemmTiles = [...]struct {
+	cfg  gemmConfig
+	rate [2]float64
+}{
+	{gemmConfig{128, 128, 8, 8, 8}, [2]float64{1.0, 0.066}},
+	{gemmConfig{64, 128, 8, 4, 8}, [2]float64{0.79, 0.75}},
+	{gemmConfig{64, 64, 16, 4, 4}, [2]float64{0.70, 0.71}},
+	{gemmConfig{32, 32, 16, 4, 4}, [2]float64{0.47, 0.42}},
+}
+
+// gemmKind is which GEMM shader a choice is for.
+type gemmKind int
+
+const (
+	gemmImage   gemmKind = iota // convolution_gemm.comp: results are an image
+	gemmWeights                 // convolution_gemm_weights.comp: split-K weight gradients
+)
+
+// convPath is how one GEMM of the family runs.
+type convPath int
+
+const (
+	convPathTiled convPath = iota
+	convPathDirect
+	convPathDepthwise
+	// convPathCoopMat: tensor cores through VK_NV_cooperative_matrix
+	// (float16 A and B, float32 accumulation), for GEMMs of float16
+	// images on devices convCoopMatSupported accepts.
+	convPathCoopMat
+	// convPathSmall: the data gradient of a convolution with few input
+	// channels per group (glsl/convolution_data_small.comp).
+	convPathSmall
+)
+
+func (p convPath) String() string {
+	switch p {
+	case convPathTiled:
+		return "tiled"
+	case convPathDirect:
+		return "direct"
+	case convPathDepthwise:
+		return "depthwise"
+	case convPathCoopMat:
+		return "coopmat"
+	case convPathSmall:
+		return "small"
+	}
+	return fmt.Sprintf("convPath(%d)", int(p))
+}
+
+// convChoice is a path and, for convPathTiled, the index of its tile in
+// gemmTiles and its K in splits of chunk (image GEMMs: splits > 1 runs
+// SPLITK); emu (tests) runs convPathCoopMat's emulated build.
+type convChoice struct {
+	path          convPath
+	tile          int
+	splits, chunk int
+	emu           bool
+}
+
+// convCoopMatSupported reports whether the device can run the
+// cooperative-matrix path (glsl/convolution_gemm_coopmat.comp): package vk
+// found VK_NV_cooperative_matrix with everything its SPIR-V needs and
+// enabled it (Limits.CooperativeMatrixNV), the device lists a float16 x
+// float16 + float32 shape at subgroup scope that convCoopTile can use
+// (convCoopShapes), its subgroups are convCoopTile.subgroup invocations,
+// and the tile fits its workgroups and shared memory.
+func convCoopMatSupported(lim vk.Limits) bool {
+	_, ok := convCoopTileFor(lim)
+	return ok
+}
+
+// convCoopConfig is a tile of the cooperative-matrix path: BM x BN
+// outputs per workgroup of WM x WN subgroups of SUBGROUP invocations,
+// slices BK deep, matrices CM x CN x CK.
+type convCoopConfig struct{ bm, bn, bk, wm, wn, cm, cn, ck, subgroup int }
+
+// convCoopTile is the cooperative-matrix path's tile: 64 x 64 outputs per
+// workgroup of 2 x 2 subgroups of 32, slices 32 deep; its matrices are
+// the first of convCoopShapes the device lists.
+var convCoopTile = convCoopConfig{64, 64, 32, 2, 2, 16, 8, 16, 32}
+
+// convCoopShapes are the matrix shapes (M, N, K) convCoopTile can use,
+// preferred first (NVIDIA's tensor cores list 16x8x16 and 16x8x8 for
+// float16 with float32 accumulators, and 16x16x16).
+var convCoopShapes = [...][3]int{{16, 8, 16}, {16, 16, 16}, {16, 8, 8}}
+
+// convCoopTileFor returns convCoopTile with the matrix shape the device
+// lists, and whether the device can run it.
+func convCoopTileFor(lim vk.Limits) (convCoopConfig, bool) {
+	c := convCoopTile
+	t := uint32(c.wm * c.wn * c.subgroup)
+	if lim.SubgroupSize != uint32(c.subgroup) || !lim.Float16Storage || t > lim.MaxComputeWorkGroupInvocations ||
+		t > lim.MaxComputeWorkGroupSize[0] || uint32(convCoopShared()) > lim.MaxComputeSharedMemorySize {
+		return c, false
+	}
+	for _, s := range convCoopShapes {
+		if lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
+			c.cm, c.cn, c.ck = s[0], s[1], s[2]
+			return c, true
+		}
+	}
+	return c, false
+}
+
+// convCoopEmuTile is the tile of the emulated build (tests): smaller, its
+// float slices fitting lavapipe's 32 KiB of shared memory, with two
+// matrices per subgroup along each axis and two per slice along k.
+var convCoopEmuTile = convCoopConfig{64, 32, 16, 2, 2, 16, 8, 8, 32}
+
+// convCoopShared is the shared memory of convCoopTile in bytes: two half
+// slices of A and B (rows padded by 8) and the float C tile.
+func convCoopShared() int {
+	c := convCoopTile
+	return 2*c.bk*(c.bm+8)*2 + 2*c.bk*(c.bn+8)*2 + c.bm*c.bn*4
+}
+
+// coopTile returns the tile of the cooperative-matrix build chosen on a
+// device of limits lim.
+func (c convChoice) coopTile(lim vk.Limits) convCoopConfig {
+	if c.emu {
+		return convCoopEmuTile
+	}
+	t, _ := convCoopTileFor(lim)
+	return t
+}
+
+// gemmDirectBelow is the multiply-adds under which a GEMM takes the direct
+// path: a tile's barriers and staging do not pay for themselves there.
+const gemmDirectBelow = 1 << 16
+
+// The choice model (gemmCost): a GEMM's workgroups spread evenly over the
+// device's multiprocessors (units), each of which runs its share, per =
+// ceil(workgroups / units), one after another at the tile's rate, slowed
+// by too few warps to hide latency (occupancy: a multiprocessor with 8
+// warps runs at 80%, with 16 or more at full speed); every workgroup
+// costs its multiply-adds BM*BN*(k + gemmOverheadK + 2*BK) (the tile's
+// padding included: tiles past M or N are paid for). Split-K partial sums
+// cost their traffic, gemmMACPerByte multiply-adds per byte per
+// multiprocessor, and a dispatch, gemmDispatchMAC. The constants come
+// from an H100 (132 multiprocessors, 30 TFLOP/s at rate 1, some 3 TB/s);
+// gemmDefaultUnits stands in where a device does not report its count.
+const (
+	gemmOverheadK    = 32
+	gemmMACPerByte   = 5.0
+	gemmDispatchMAC  = 228e3
+	gemmDefaultUnits = 64
+)
+
+// gemmUnits returns the multiprocessors the model spreads work over.
+func gemmUnits(lim vk.Limits, t ConvolutionTuning) int {
+	switch {
+	case t.ComputeUnits > 0:
+		return t.ComputeUnits
+	case lim.ComputeUnits > 0:
+		return int(lim.ComputeUnits)
+	}
+	return gemmDefaultUnits
+}
+
+// gemmCost models the time of wgs workgroups of tile c, each k deep, at
+// rate on units multiprocessors of subgroups of warp invocations, in
+// multiply-adds of tile 0 per multiprocessor.
+func gemmCost(c gemmConfig, rate float64, units, warp, wgs, k int) float64 {
+	per := (wgs + units - 1) / units
+	resident := min(per, max(1, 2048/c.threads()))
+	warps := float64(resident*c.threads()) / float64(warp)
+	occ := min(1, 0.6+warps/40)
+	return float64(per) * float64(c.bm*c.bn) * float64(k+gemmOverheadK+2*c.bk) / (rate * occ)
+}
+
+func gemmWarp(lim vk.Limits) int {
+	if lim.SubgroupSize > 0 {
+		return int(lim.SubgroupSize)
+	}
+	return 32
+}
+
+// gemmForced returns the choice a test's force or the kernel's tuning
+// imposes, if any (a forced tile the device cannot run is ignored).
+func gemmForced(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16, coop bool) (convChoice, bool) {
+	if force != nil && force.path != convPathDepthwise && force.path != convPathSmall {
+		if force.path == convPathTiled && !gemmTiles[force.tile].cfg.fits(lim) {
+			return convChoice{}, false
+		}
+		if force.path == convPathCoopMat && !(f16 && coop && (force.emu || convCoopMatSupported(lim))) {
+			return convChoice{}, false
+		}
+		return *force, true
+	}
+	switch t.Path {
+	case ConvolutionPathDirect:
+		return convChoice{path: convPathDirect}, true
+	case ConvolutionPathTiled:
+		if gemmTiles[t.Tile].cfg.fits(lim) {
+			return convChoice{path: convPathTiled, tile: t.Tile}, true
+		}
+	case ConvolutionPathCoopMat:
+		if f16 && coop && convCoopMatSupported(lim) {
+			return convChoice{path: convPathCoopMat}, true
+		}
+	}
+	return convChoice{}, false
+}
+
+// gemmChoose picks the path, tile and split count of an image GEMM of
+// m x n outputs, depth k, in z independent instances (groups, phases),
+// over float16 images when f16 (coop tells whether the shader at hand has
+// a cooperative-matrix build); split says whether its K may be split
+// (SPLITK). It is the one place where an image GEMM's path is chosen; a
+// test's forced choice comes first, then the kernel's tuning, then the
+// cheapest tile and split count under gemmCost (gemmBest).
+func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, z int, f16, coop, split bool) convChoice {
+	c, forced := gemmForced(lim, t, force, f16, coop)
+	if forced && c.path != convPathTiled {
+		return c
+	}
+	if !forced {
+		if uint64(m)*uint64(n)*uint64(k)*uint64(z) < gemmDirectBelow {
+			return convChoice{path: convPathDirect}
+		}
+		// Cooperative matrices only where a tuning asks (coopmat=1): on an
+		// H100 (driver 580.159) this path's 64x64 tiles ran the 3x3
+		// convolution of 32x64x56x56 in 751 µs against the float16 tiles'
+		// 322 and float32's 315 (10 TFLOP/s of the tensor cores' hundreds):
+		// correct, not yet fast.
+	}
+	only := -1
+	if forced {
+		only = c.tile
+	}
+	return gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only)
+}
+
+// convWeightsPlan is how a weight gradient's GEMM runs: the path and tile,
+// and its K (per part of the batch) in splits of chunk.
+type convWeightsPlan struct {
+	choice        convChoice
+	splits, chunk int
+}
+
+// convPlanWeights chooses the tile and split-K count of a weight gradient
+// of m x n values per group in groups, depth k per part of the batch,
+// parts parts (dispatches one after another, their partial sums added
+// with the splits'), under gemmCost (gemmBest). A forced path or tile
+// (test, tuning) and a tuned split count come first.
+func convPlanWeights(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, groups, parts int) convWeightsPlan {
+	choice, forced := gemmForced(lim, t, force, false, false)
+	if !forced && uint64(m)*uint64(n)*uint64(k)*uint64(groups)*uint64(parts) < gemmDirectBelow {
+		choice, forced = convChoice{path: convPathDirect}, true
+	}
+	if forced && choice.path != convPathTiled {
+		return convWeightsPlan{choice: choice, splits: 1, chunk: k}
+	}
+	only := -1
+	if forced {
+		only = choice.tile
+	}
+	c := gemmBest(lim, t, gemmWeights, m, n, k, groups, parts, true, only)
+	if c.path != convPathTiled {
+		return convWeightsPlan{choice: c, splits: 1, chunk: k}
+	}
+	return convWeightsPlan{choice: convChoice{path: convPathTiled, tile: c.tile}, splits: c.splits, chunk: c.chunk}
+}
+
+// gemmBest returns the cheapest tile (only tile only, when not -1) and
+// split count under gemmCost for a GEMM of kind of m x n outputs per
+// instance, z instances, depth k per part, in parts parts whose partial
+// sums add up (weight gradients' batch parts; 1 for image GEMMs). For
+// each tile it tries no split and, when split, the split counts that give
+// each multiprocessor 1, 2, ... 32 workgroups (one wave of them, or a
+// few) with chunks at least 4 slices deep (the tuning's count instead,
+// when set); split partial sums cost their traffic and a dispatch. The
+// direct path when no tile fits.
+func gemmBest(lim vk.Limits, t ConvolutionTuning, kind gemmKind, m, n, k, z, parts int, split bool, only int) convChoice {
+	maxSplits := max(1, int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
+	units, warp := gemmUnits(lim, t), gemmWarp(lim)
+	best := convChoice{path: convPathDirect, splits: 1, chunk: k}
+	bestCost := -1.0
+	// An image GEMM splits K only where a tuning asks (splits=N): on an
+	// H100 (driver 580.159) its split pass ran ten times slower than the
+	// model expected (the 3x3 convolution at 14x14, tile 0 over 4 splits:
+	// 3869 µs, unsplit 369; the 1x1 512 -> 2048 data gradient over 5
+	// splits: 1858 µs, unsplit 224), for a reason not yet found.
+	if kind == gemmImage && t.Splits == 0 {
+		split = false
+	}
+	for i, tile := range gemmTiles {
+		c := tile.cfg
+		if (only >= 0 && i != only) || !c.fits(lim) {
+			continue
+		}
+		base := ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn) * z
+		try := func(want int) {
+			s := 1
+			if split {
+				s = max(1, min(want, maxSplits, (k+c.bk-1)/c.bk))
+			}
+			chunk := ((k+s-1)/s + c.bk - 1) / c.bk * c.bk
+			s = (k + chunk - 1) / chunk
+			if t.Splits == 0 && s > 1 && chunk < 4*c.bk {
+				return
+			}
+			cost := gemmCost(c, tile.rate[kind], units, warp, base*s, chunk)
+			if slots := s * parts; slots > 1 {
+				count := float64(m) * float64(n) * float64(z)
+				cost += float64(slots+1)*count*4*gemmMACPerByte/float64(units)/float64(parts) + gemmDispatchMAC/float64(parts)
+			}
+			cand := convChoice{path: convPathTiled, tile: i, splits: s, chunk: chunk}
+			if bestCost < 0 || cost < bestCost {
+				best, bestCost = cand, cost
+			}
+		}
+		if t.Splits > 0 {
+			try(t.Splits)
+			continue
+		}
+		try(1)
+		for waves := 1; split && waves <= 32; waves++ {
+			try(waves * units / base)
+		}
+	}
+	return best
+}
+
+// convFill is the workgroups the memory-bound reductions (bias and
+// depthwise weight gradients) aim to fill the device with, per unit of
+// their work: 8 per multiprocessor.
+func convFill(lim vk.Limits, t ConvolutionTuning) int { return 8 * gemmUnits(lim, t) }
+
+// convPipeKey selects one pipeline of the family.
+type convPipeKey struct {
+	shader       *spirv.Shader // base shader (the f16 variant is chosen by f16)
+	f16          bool
+	tile         int8 // gemmTiles index; -1 direct
+	modeA, modeB int8
+	bias         bool
+	neuron       bool // apply the kernel's neuron
+	flip         bool
+	ox, oy       int8
+	mult         int32
+	geom         [6]int32 // KW, KH, SX, SY, DX, DY
+	local        int32
+	ly, lz       int16 // depthwise workgroup y and z
+	vecA, vecB   bool  // quad loads of A, B (convolution_gemm.comp)
+	coop         bool  // convolution_gemm_coopmat.comp with convCoopTile
+	emu          bool  // its emulated build, with convCoopEmuTile (tests)
+	cin          int8  // convolution_data_small.comp's channels per group
+	splitk       int8  // convolution_gemm.comp's SPLITK
+}
+
+// convEngine is what every kernel of the family holds: its device and
+// label, its pipelines, the fused PReLU slopes, a small buffer bound to
+// the read-only bindings a dispatch does not use, and split-K scratch.
+type convEngine struct {
+	dev     *vk.Device
+	label   string
+	neuron  NeuronDescriptor
+	pipes   map[convPipeKey]*vk.Pipeline
+	prelu   *vk.Buffer
+	dummy   *vk.Buffer
+	scratch *Image
+	force   *convChoice       // tests: force a path
+	tune    ConvolutionTuning // SetTuning's overrides
+	last    convPath          // the path of the last image GEMM encoded (tests)
+}
+
+func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
+	e := convEngine{dev: dev, label: label, neuron: neuron, pipes: map[convPipeKey]*vk.Pipeline{}}
+	var err error
+	if e.dummy, err = dev.NewBuffer(16, label+" unused binding"); err != nil {
+		return e, fmt.Errorf("%s: %w", label, err)
+	}
+	if neuron.Type == NeuronPReLU {
+		if e.prelu, err = dev.NewBuffer(uint64(4*len(neuron.PReLU)), label+" PReLU slopes"); err != nil {
+			e.close()
+			return e, fmt.Errorf("%s: %w", label, err)
+		}
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(neuron.PReLU))), 4*len(neuron.PReLU))
+		if err = e.prelu.Write(context.Background(), 0, b); err != nil {
+			e.close()
+			return e, fmt.Errorf("%s: %w", label, err)
+		}
+	}
+	return e, nil
+}
+
+// close releases the engine's buffers; safe twice.
+func (e *convEngine) close() error {
+	var first error
+	for _, b := range []**vk.Buffer{&e.prelu, &e.dummy} {
+		if *b != nil {
+			if err := (*b).Close(); err != nil && first == nil {
+				first = err
+			}
+			*b = nil
+		}
+	}
+	if e.scratch != nil {
+		if err := e.scratch.Close(); err != nil && first == nil {
+			first = err
+		}
+		e.scratch = nil
+	}
+	return first
+}
+
+// scratchImage returns a float32 scratch of at least n values (kept and
+// grown; a replaced one is freed once the work using it is done).
+func (e *convEngine) scratchImage(n int) (*Image, error) {
+	if e.scratch != nil && e.scratch.Len() >= n {
+		return e.scratch, nil
+	}
+	if e.scratch != nil {
+		e.scratch.Close()
+		e.scratch = nil
+	}
+	im, err := NewImage(e.dev, ImageDescriptor{N: 1, C: 1, H: 1, W: n, Label: e.label + " partial sums"})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.label, err)
+	}
+	e.scratch = im
+	return im, nil
+}
+
+// forcesGemm reports whether a test forces the GEMM paths (tiles or
+// direct) on kernels that have their own (depthwise, small).
+func (e *convEngine) forcesGemm() bool {
+	return e.force != nil && (e.force.path == convPathTiled || e.force.path == convPathDirect)
+}
+
+// pipeline returns the pipeline of key k, made on first use.
+func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
+	if p := e.pipes[k]; p != nil {
+		return p, nil
+	}
+	sh, err := build(k.shader, k.f16)
+	if k.shader == spirv.ConvolutionGemmWeights && k.tile == 0 {
+		// Tile 0 has builds of its own, the tile fixed at compile time.
+		v := "t0"
+		if k.f16 {
+			v = "t0f16"
+		}
+		if sh = k.shader.Variant(v); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no build %s", ErrFormat, k.shader.Name, v)
+		}
+	}
+	if k.emu {
+		if sh = k.shader.Variant("emu"); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no emulated build", ErrFormat, k.shader.Name)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.label, err)
+	}
+	spec := map[string]uint32{
+		"local_size_x": uint32(k.local),
+		"KW":           uint32(k.geom[0]), "KH": uint32(k.geom[1]), "SX": uint32(k.geom[2]),
+		"SY": uint32(k.geom[3]), "DX": uint32(k.geom[4]), "DY": uint32(k.geom[5]),
+		"MODE_A": uint32(k.modeA), "MODE_B": uint32(k.modeB), "MODE": uint32(k.modeA),
+		"BIAS": convBool(k.bias), "FLIP": convBool(k.flip), "MULT": uint32(k.mult),
+		"OX": uint32(k.ox), "OY": uint32(k.oy), "BIASGRAD": convBool(k.bias), "CIN": uint32(k.cin), "SPLITK": uint32(k.splitk),
+	}
+	if k.coop {
+		c := convChoice{emu: k.emu}.coopTile(e.dev.Limits())
+		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
+		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
+	} else if k.tile >= 0 {
+		c := gemmTiles[k.tile].cfg
+		spec["BM"], spec["BN"], spec["BK"], spec["TM"], spec["TN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.tm), uint32(c.tn)
+	} else {
+		spec["DIRECT"] = 1
+	}
+	switch k.shader {
+	case spirv.ConvolutionGemm, spirv.ConvolutionGemmCoopmat:
+		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA != gemmAColumns), convBool(k.modeB == gemmBRows)
+		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
+	case spirv.ConvolutionGemmWeights:
+		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
+	case spirv.ConvolutionDepthwise, spirv.ConvolutionDataSmall:
+		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
+	}
+	if k.neuron {
+		e.neuron.specConstants(spec)
+	}
+	p, err := pipeline(e.dev, sh, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.label, err)
+	}
+	e.pipes[k] = p
+	return p, nil
+}
+
+func convBool(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Operand modes of glsl/convolution_gemm.comp.
+const (
+	gemmAWeights    = 0 // A[m][k] = weights row g*M + m
+	gemmATransposed = 1 // the weights of the convolution a data gradient reverses
+	gemmAColumns    = 2 // A[m][k] = Wt[wBase + k*ld + m]
+	gemmBIm2col     = 0
+	gemmBGather     = 1
+	gemmBRows       = 2
+	gemmBPhases     = 3 // gemmBGather split by the stride's phases (no dilation)
+)
+
+// convRegion is the part of an image a GEMM reads or writes: batch images
+// from n0, channels [c0, c0+channels), pixels [x0, x0+w) x [y0, y0+h).
+// A flat region (fully connected layers) sees each batch image's channels
+// as one row of channels*H*W values: w = h = 1, one value per "channel".
+type convRegion struct {
+	im           *Image
+	n0, c0       int
+	channels     int
+	x0, y0, w, h int
+	flat         bool
+}
+
+// whole is the region of every pixel of im's channels [c0, c0+channels)
+// from batch image n0.
+func convWhole(im *Image, n0, c0, channels int) convRegion {
+	return convRegion{im: im, n0: n0, c0: c0, channels: channels, w: im.w, h: im.h}
+}
+
+// flatRegion is im's channels [c0, c0+channels) from batch image n0 as
+// rows of values.
+func convFlat(im *Image, n0, c0, channels int) convRegion {
+	return convRegion{im: im, n0: n0, c0: c0, channels: channels, w: 1, h: 1, flat: true}
+}
+
+// plane, batch and stride are the distances between channels, batch
+// images and rows in the region's image (elements).
+func (r convRegion) plane() int {
+	if r.flat {
+		return 1
+	}
+	return r.im.h * r.im.w
+}
+
+func (r convRegion) batch() int { return r.im.cTotal * r.im.h * r.im.w }
+
+func (r convRegion) stride() int { return r.im.w }
+
+// span returns the region's buffer span: planes are channels (values of a
+// flat region).
+func (r convRegion) span() span {
+	s := imageSpan(r.im, r.n0, r.c0)
+	if r.flat {
+		hw := r.im.h * r.im.w
+		s.plane, s.cTotal, s.c0 = 1, r.im.cTotal*hw, r.c0*hw
+	}
+	return s
+}
+
+// spanChannels is the planes of the region's span per batch image.
+func (r convRegion) spanChannels() int {
+	if r.flat {
+		return r.channels * r.im.h * r.im.w
+	}
+	return r.channels
+}
+
+// convBatches calls fn for groups of batch images [n, n+nb) of batches
+// such that every span's range fits the device's storage-buffer range,
+// and perBatch (columns of one batch image) times nb stays under maxCols.
+// A single batch image that does not fit is an ErrDeviceLimit naming the
+// image and the limit.
+func convBatches(lim vk.Limits, spans []span, channels []int, batches int, fn func(n, nb int) error) error {
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	room := lim.MaxStorageBufferRange - (align - 2)
+	fits := func(nb int) bool {
+		for i, s := range spans {
+			if s.bytes(nb, channels[i]) > room {
+				return false
+			}
+		}
+		return true
+	}
+	if !fits(1) {
+		for i, s := range spans {
+			if s.bytes(1, channels[i]) > room {
+				return fmt.Errorf("%w: one batch image of %v (%d bytes) exceeds the device's max storage buffer range (%d bytes)",
+					ErrDeviceLimit, s.what, s.bytes(1, channels[i]), lim.MaxStorageBufferRange)
+			}
+		}
+	}
+	nb := largest(batches, fits)
+	for n := 0; n < batches; n += nb {
+		if err := fn(n, min(nb, batches-n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convPartSize returns the most batch images (up to batches) whose spans
+// each fit one storage-buffer binding; a single batch image that does not
+// fit is an ErrDeviceLimit naming the image and the limit.
+func convPartSize(lim vk.Limits, spans []span, channels []int, batches int) (int, error) {
+	nb := 0
+	err := convBatches(lim, spans, channels, batches, func(n, b int) error {
+		nb = max(nb, b)
+		return nil
+	})
+	return nb, err
+}
+
+// convWholeRange binds all of a contiguous image (weights, bias, gradients of
+// parameters), returning its range and the index of its first value; an
+// image over the storage-buffer range is an ErrDeviceLimit.
+func convWholeRange(lim vk.Limits, role string, im *Image) (vk.BufferRange, uint32, error) {
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	size := uint64(im.Len()) * im.esize()
+	if size+align > lim.MaxStorageBufferRange {
+		return vk.BufferRange{}, 0, fmt.Errorf("%w: %s %s (%d bytes) exceeds the device's max storage buffer range (%d bytes)",
+			ErrDeviceLimit, role, im, size, lim.MaxStorageBufferRange)
+	}
+	off := im.base * im.esize()
+	start := off - off%align
+	return im.buf.Range(start, off+size-start), uint32((off - start) / im.esize()), nil
+}
+
+// convGemmPush is glsl/convolution_gemm.comp's push-constant block.
+type convGemmPush struct {
+	InW, InH, InX0, InY0     int32
+	FirstX, FirstY           int32
+	OutW, OutH, OutX0, OutY0 int32
+	InStride, DstStride      uint32
+	ImBase, ImBatch, ImPlane uint32
+	DstBase, DstBatch        uint32
+	DstPlane                 uint32
+	WBase, Ld                uint32
+	BiasBase, PreluBase      uint32
+	M, N, K                  uint32
+	CinG                     uint32
+	N0                       uint32
+	Groups                   uint32
+	KChunk, PartBase, Splits uint32
+}
+
+// convImageGemm is one GEMM whose result is an image region: a
+// convolution, a data gradient, a transpose convolution or a fully
+// connected layer (glsl/convolution_gemm.comp), or a depthwise
+// convolution (glsl/convolution_depthwise.comp).
+type convImageGemm struct {
+	modeA, modeB int
+	groups       int
+	m, k         int // per group
+	cinG         int // B image channels per group
+	ld           int // modeA gemmAColumns
+	in, out      convRegion
+	firstX       int // see convolution_gemm.comp's MODE_B
+	firstY       int
+	batches      int
+	weights      *Image
+	bias         *Image
+	neuron       bool
+	geom         [6]int32
+	depthwise    bool // run glsl/convolution_depthwise.comp (m = 1 per group)
+	flip         bool // depthwise: taps reversed
+	mult         int  // depthwise: outputs per input channel
+}
+
+// encodeImageGemm records j on cb.
+func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) error {
+	lim := e.dev.Limits()
+	f16 := j.out.im.format == Float16
+	wr, wBase, err := convWholeRange(lim, "weights", j.weights)
+	if err != nil {
+		return err
+	}
+	var binds [6]vk.BufferRange // convolution_gemm.comp's; the other shaders take the first 5
+	binds[1] = wr
+	binds[2], binds[3], binds[5] = e.dummy.Whole(), e.dummy.Whole(), e.dummy.Whole()
+	var biasBase uint32
+	if j.bias != nil {
+		if binds[2], biasBase, err = convWholeRange(lim, "bias", j.bias); err != nil {
+			return err
+		}
+	}
+	if j.neuron && e.prelu != nil {
+		binds[3] = e.prelu.Whole()
+	}
+	pixels := j.out.w * j.out.h
+	zGroups, gridCols := j.groups, pixels // workgroups in z, grid columns per batch image
+	key := convPipeKey{f16: f16, bias: j.bias != nil, neuron: j.neuron && !e.neuron.IsIdentity(), geom: j.geom, modeA: int8(j.modeA), modeB: int8(j.modeB)}
+	var choice convChoice
+	if j.depthwise && e.forcesGemm() {
+		j2 := *j
+		j2.depthwise = false
+		j = &j2
+	}
+	if j.depthwise {
+		choice = convChoice{path: convPathDepthwise}
+		ox, oy := convDepthwiseStrip(j)
+		key.shader, key.tile, key.flip, key.mult, key.ox, key.oy = spirv.ConvolutionDepthwise, -1, j.flip, int32(j.mult), int8(ox), int8(oy)
+		lx, ly, lz := localSize(lim, (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy, j.batches*j.out.channels)
+		key.local, key.ly, key.lz = int32(lx), int16(ly), int16(lz)
+	} else if e.useSmall(j) {
+		choice = convChoice{path: convPathSmall}
+		ox := convSmallStrip(j)
+		key.shader, key.tile, key.ox, key.cin = spirv.ConvolutionDataSmall, -1, int8(ox), int8(j.m)
+		lx, ly, lz := localSize(lim, convSmallColumns(j, ox), j.out.h, j.batches*j.groups)
+		key.local, key.ly, key.lz = int32(lx), int16(ly), int16(lz)
+	} else {
+		// The phases of a strided data gradient are independent GEMMs
+		// side by side in z; phase 0 is the largest.
+		z, colsPer, k := j.groups, pixels, j.k
+		if j.modeB == gemmBPhases {
+			sx, sy := int(j.geom[2]), int(j.geom[3])
+			z *= sx * sy
+			colsPer = ((j.out.w + sx - 1) / sx) * ((j.out.h + sy - 1) / sy)
+			k = j.k / int(j.geom[0]*j.geom[1]) * ((int(j.geom[0]) + sx - 1) / sx) * ((int(j.geom[1]) + sy - 1) / sy)
+		}
+		zGroups, gridCols = z, colsPer
+		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, z, f16, true, j.modeB != gemmBPhases)
+		key.shader = spirv.ConvolutionGemm
+		switch choice.path {
+		case convPathTiled:
+			key.tile = int8(choice.tile)
+			key.local = int32(gemmTiles[choice.tile].cfg.threads())
+			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
+			if choice.splits > 1 {
+				key.splitk = 1
+			}
+		case convPathCoopMat:
+			c := choice.coopTile(lim)
+			key.shader, key.coop, key.emu, key.tile = spirv.ConvolutionGemmCoopmat, true, choice.emu, -1
+			key.local = int32(c.wm * c.wn * c.subgroup)
+			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
+		default:
+			key.tile, key.local = -1, 64
+		}
+	}
+	e.last = choice.path
+	pl, err := e.pipeline(key)
+	if err != nil {
+		return err
+	}
+	spans := [2]span{j.in.span(), j.out.span()}
+	chans := [2]int{j.in.spanChannels(), j.out.spanChannels()}
+	pc := convGemmPush{
+		InW: int32(j.in.w), InH: int32(j.in.h), InX0: int32(j.in.x0), InY0: int32(j.in.y0),
+		FirstX: int32(j.firstX), FirstY: int32(j.firstY),
+		OutW: int32(j.out.w), OutH: int32(j.out.h), OutX0: int32(j.out.x0), OutY0: int32(j.out.y0),
+		InStride: uint32(j.in.stride()), DstStride: uint32(j.out.stride()),
+		ImBatch: uint32(j.in.batch()), ImPlane: uint32(j.in.plane()),
+		DstBatch: uint32(j.out.batch()), DstPlane: uint32(j.out.plane()),
+		WBase: wBase, Ld: uint32(j.ld), BiasBase: biasBase,
+		M: uint32(j.m), K: uint32(j.k), CinG: uint32(j.cinG), Groups: uint32(j.groups),
+	}
+	if j.depthwise {
+		return e.encodeDepthwise(cb, pl, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
+	}
+	if choice.path == convPathSmall {
+		return e.encodeSmall(cb, pl, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
+	}
+	nbind := len(binds)
+	if key.coop {
+		nbind = 5
+	}
+	// Split K: the GEMM writes each split's partial sums to scratch, a
+	// second pass (SPLITK 2) adds them and finishes the outputs.
+	var finish *vk.Pipeline
+	if key.splitk == 1 {
+		nb, err := convPartSize(lim, spans[:], chans[:], j.batches)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+		part, err := e.scratchImage(choice.splits * j.groups * j.m * nb * pixels)
+		if err != nil {
+			return err
+		}
+		if binds[5], pc.PartBase, err = convWholeRange(lim, "partial sums", part); err != nil {
+			return err
+		}
+		pc.KChunk, pc.Splits = uint32(choice.chunk), uint32(choice.splits)
+		fk := key
+		fk.splitk, fk.tile, fk.local, fk.vecA, fk.vecB = 2, -1, 64, false, false
+		if finish, err = e.pipeline(fk); err != nil {
+			return err
+		}
+		zGroups *= choice.splits
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	maxX := int(lim.MaxComputeWorkGroupCount[0])
+	return convBatches(lim, spans[:], chans[:], j.batches, func(n, nb int) error {
+		binds[0], pc.ImBase = spans[0].bind(align, n, 0, nb, chans[0])
+		binds[4], pc.DstBase = spans[1].bind(align, n, 0, nb, chans[1])
+		pc.N = uint32(nb * pixels)
+		cols := nb * gridCols
+		var bn, gy int
+		switch choice.path {
+		case convPathTiled:
+			c := gemmTiles[choice.tile].cfg
+			bn, gy = c.bn, (j.m+c.bm-1)/c.bm
+		case convPathCoopMat:
+			c := choice.coopTile(lim)
+			bn, gy = c.bn, (j.m+c.bm-1)/c.bm
+		default:
+			bn, gy = 64, j.m
+		}
+		if gy > int(lim.MaxComputeWorkGroupCount[1]) || zGroups > int(lim.MaxComputeWorkGroupCount[2]) {
+			return fmt.Errorf("%w: %s: %d output rows in %d groups exceed the device's workgroup counts", ErrDeviceLimit, e.label, j.m, zGroups)
+		}
+		step := maxX * bn
+		for c0 := 0; c0 < cols; c0 += step {
+			pc.N0 = uint32(c0)
+			gx := (min(step, cols-c0) + bn - 1) / bn
+			if err := cb.Dispatch(pl, binds[:nbind], push, [3]uint32{uint32(gx), uint32(gy), uint32(zGroups)}); err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+		}
+		if finish == nil {
+			return nil
+		}
+		step = maxX * 64
+		for c0 := 0; c0 < cols; c0 += step {
+			pc.N0 = uint32(c0)
+			gx := (min(step, cols-c0) + 63) / 64
+			if err := cb.Dispatch(finish, binds[:], push, [3]uint32{uint32(gx), uint32(j.m), uint32(j.groups)}); err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+		}
+		return nil
+	})
+}
+
+// convVecA reports whether j's weights load as quads: rows of K values,
+// K and the first weight (in memory and in its binding, at wBase)
+// multiples of 4.
+func convVecA(j *convImageGemm, wBase uint32) bool {
+	return j.modeA == gemmAWeights && j.k%4 == 0 && j.weights.base%4 == 0 && wBase%4 == 0
+}
+
+// convVecB reports whether j's source loads as quads along the output
+// columns: a pointwise convolution (1x1, stride 1, no padding) over whole
+// planes of a multiple of 4 pixels starting on a multiple of 4 values, the
+// output the same size.
+func convVecB(j *convImageGemm) bool {
+	in, out := j.in, j.out
+	pixels := in.w * in.h
+	return j.modeB == gemmBIm2col && j.geom[0] == 1 && j.geom[1] == 1 && j.geom[2] == 1 && j.geom[3] == 1 &&
+		j.firstX == 0 && j.firstY == 0 && !in.flat && in.x0 == 0 && in.y0 == 0 && in.w == in.im.w && in.h == in.im.h &&
+		out.w == in.w && out.h == in.h && pixels%4 == 0 && in.im.base%4 == 0
+}
+
+// convSmallMax is the most channels per group the small-channel gather
+// (glsl/convolution_data_small.comp) computes per invocation.
+const convSmallMax = 4
+
+// useSmall reports whether j runs on the small-channel gather: a data
+// gradient (or transpose convolution) of at most convSmallMax destination
+// channels per group, stride or dilation 1 along each axis, the source
+// row a strip's taps span and the taps per phase in registers; unless a
+// test forces the GEMMs or the tuning refuses it.
+func (e *convEngine) useSmall(j *convImageGemm) bool {
+	if e.tune.NoSmallChannels || (e.force != nil && e.force.path != convPathSmall && e.force.path != convPathDepthwise) {
+		return false
+	}
+	kw, kh, sx, sy, dx, dy := int(j.geom[0]), int(j.geom[1]), int(j.geom[2]), int(j.geom[3]), int(j.geom[4]), int(j.geom[5])
+	if j.modeA != gemmATransposed || (j.modeB != gemmBGather && j.modeB != gemmBPhases) || j.m > convSmallMax || j.in.flat || j.out.flat ||
+		(sx > 1 && dx > 1) || (sy > 1 && dy > 1) {
+		return false
+	}
+	stepX := 1
+	if sx == 1 {
+		stepX = dx
+	}
+	return ((kw+sx-1)/sx-1)*stepX <= maxSeg && (kh+sy-1)/sy <= 32
+}
+
+// convSmallStrip is the destination pixels of a phase per invocation of
+// the small-channel gather: 8, or 4 for narrow phases.
+func convSmallStrip(j *convImageGemm) int {
+	if sx := int(j.geom[2]); (j.out.w+sx-1)/sx < 8 {
+		return 4
+	}
+	return 8
+}
+
+// convSmallColumns is the gather's invocations along x: strips of ox
+// pixels of each phase of the stride.
+func convSmallColumns(j *convImageGemm, ox int) int {
+	sx := int(j.geom[2])
+	return ((j.out.w+sx-1)/sx + ox - 1) / ox * sx
+}
+
+func (e *convEngine) encodeSmall(cb *vk.CommandBuffer, pl *vk.Pipeline, key convPipeKey, j *convImageGemm, pc *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
+	lim := e.dev.Limits()
+	cols := convSmallColumns(j, int(key.ox))
+	lx, ly, lz := int(key.local), int(key.ly), int(key.lz)
+	push := unsafe.Slice((*byte)(unsafe.Pointer(pc)), unsafe.Sizeof(*pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	maxPlanes := int(lim.MaxComputeWorkGroupCount[2]) * lz
+	return convBatches(lim, spans, chans, j.batches, func(n, nb int) error {
+		// Planes (batch images x groups) beyond the z count go in further
+		// dispatches of whole batch images.
+		per := max(1, maxPlanes/j.groups)
+		for b := n; b < n+nb; b += per {
+			cnt := min(per, n+nb-b)
+			binds[0], pc.ImBase = spans[0].bind(align, b, 0, cnt, chans[0])
+			binds[4], pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
+			pc.N = uint32(cnt * j.groups)
+			groups, err := grid3(&lim, cols, j.out.h, int(pc.N), lx, ly, lz)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+			if err := cb.Dispatch(pl, binds[:], push, groups); err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+		}
+		return nil
+	})
+}
+
+// convDepthwisePush is glsl/convolution_depthwise.comp's push-constant
+// block.
+type convDepthwisePush struct {
+	InW, InH, InX0, InY0     int32
+	FirstX, FirstY           int32
+	OutW, OutH, OutX0, OutY0 int32
+	InStride, DstStride      uint32
+	ImBase, ImBatch, ImPlane uint32
+	DstBase, DstBatch        uint32
+	DstPlane                 uint32
+	WBase, BiasBase          uint32
+	PreluBase                uint32
+	Channels, Planes, C0     uint32
+}
+
+// convDepthwiseStrip returns the outputs per invocation of the depthwise
+// kernel: OX columns by OY rows, reusing each loaded row for OY outputs
+// when the stride is 1.
+func convDepthwiseStrip(j *convImageGemm) (ox, oy int) {
+	if j.geom[3] == 1 {
+		return 4, 4
+	}
+	return 4, 1
+}
+
+func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, pl *vk.Pipeline, key convPipeKey, j *convImageGemm, g *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
+	lim := e.dev.Limits()
+	ox, oy := int(key.ox), int(key.oy)
+	firstX, firstY := g.FirstX, g.FirstY
+	if j.flip {
+		// The data gradient: dx(p) = sum over taps of w[tap] * dy(p - first - tap)
+		// is a convolution over dy with the taps reversed, whose first tap
+		// lies at -first - (ke-1).
+		kex, key := (j.geom[0]-1)*j.geom[4]+1, (j.geom[1]-1)*j.geom[5]+1
+		firstX, firstY = -firstX-(kex-1), -firstY-(key-1)
+	}
+	pc := convDepthwisePush{
+		InW: g.InW, InH: g.InH, InX0: g.InX0, InY0: g.InY0, FirstX: firstX, FirstY: firstY,
+		OutW: g.OutW, OutH: g.OutH, OutX0: g.OutX0, OutY0: g.OutY0,
+		InStride: g.InStride, DstStride: g.DstStride, ImBatch: g.ImBatch, ImPlane: g.ImPlane,
+		DstBatch: g.DstBatch, DstPlane: g.DstPlane, WBase: g.WBase, BiasBase: g.BiasBase,
+		Channels: uint32(j.out.channels),
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	strips, rows := (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy
+	lz := int(key.lz)
+	maxPlanes := int(lim.MaxComputeWorkGroupCount[2]) * lz
+	return convBatches(lim, spans, chans, j.batches, func(n, nb int) error {
+		// Planes beyond the z count go in further dispatches of whole
+		// batch images.
+		per := max(1, maxPlanes/j.out.channels)
+		for b := n; b < n+nb; b += per {
+			cnt := min(per, n+nb-b)
+			binds[0], pc.ImBase = spans[0].bind(align, b, 0, cnt, chans[0])
+			binds[4], pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
+			pc.Planes = uint32(cnt * j.out.channels)
+			groups, err := grid3(&lim, strips, rows, int(pc.Planes), int(key.local), int(key.ly), lz)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+			if err := cb.Dispatch(pl, binds[:], push, groups); err != nil {
+				return fmt.Errorf("%s: %w", e.label, err)
+			}
+		}
+		return nil
+	})
+}
+
+// convWeightsPush is glsl/convolution_gemm_weights.comp's push-constant
+// block.
+type convWeightsPush struct {
+	XW, XH                   int32
+	FirstX, FirstY           int32
+	DyX0, DyY0, DyW, DyH     int32
+	DyStride, XStride        uint32
+	DyBase, DyBatch, DyPlane uint32
+	XBase, XBatch, XPlane    uint32
+	M, N, K                  uint32
+	KChunk                   uint32
+	Groups                   uint32
+	CinG                     uint32
+	PartBase                 uint32
+	BiasBase                 uint32
+}
+
+// convWeightsGemm is the weight (and bias) gradient of a convolution or
+// fully connected layer: dW[g*M + m][n] = sum over the batch and the dy
+// pixels of dy * x (glsl/convolution_gemm_weights.comp, or
+// glsl/convolution_depthwise_weights.comp for depthwise), db[c] = sum of
+// dy over channel c (glsl/convolution_bias_grad.comp).
+type convWeightsGemm struct {
+	fc        bool // fully connected: k = batch image, dense rows
+	groups    int
+	m, n      int // per group: output channels, I/G*KH*KW
+	cinG      int
+	dy, x     convRegion
+	firstX    int // x position of the first tap of dy region pixel (0, 0)
+	firstY    int
+	batches   int
+	geom      [6]int32
+	depthwise bool
+	mult      int
+	dW, db    *Image // float32; db may be nil
+	// biasFrom is the region whose channel sums are db: dy for a
+	// convolution, the transpose convolution's dy (the GEMM's x) for it.
+	biasFrom convRegion
+}
+
+func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm) error {
+	lim := e.dev.Limits()
+	f16 := j.dy.im.format == Float16
+	wr, wBase, err := convWholeRange(lim, "weight gradient", j.dW)
+	if err != nil {
+		return err
+	}
+	// The sum runs over every batch image: batch images that do not fit
+	// one binding go in parts whose partial sums are added at the end,
+	// like the splits of K.
+	spans := [2]span{j.dy.span(), j.x.span()}
+	chans := [2]int{j.dy.spanChannels(), j.x.spanChannels()}
+	nb, err := convPartSize(lim, spans[:], chans[:], j.batches)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.label, err)
+	}
+	if j.depthwise && !e.forcesGemm() && convDepthwiseWeightsFit(lim, j.geom) {
+		return e.encodeDepthwiseWeights(cb, j, spans[:], chans[:], nb, wr, wBase)
+	}
+	parts := (j.batches + nb - 1) / nb
+	pixels := j.dy.w * j.dy.h
+	count := j.groups * j.m * j.n // weight values
+	k := nb * pixels              // depth of a part
+	if j.fc {
+		k = nb
+	}
+	plan := convPlanWeights(lim, e.tune, e.force, j.m, j.n, k, j.groups, parts)
+	choice := plan.choice
+	key := convPipeKey{shader: spirv.ConvolutionGemmWeights, f16: f16, geom: j.geom, tile: -1, local: 64}
+	if j.fc {
+		key.modeA = 1
+	}
+	splits, chunk := 1, k
+	gx, gy := (j.n+63)/64, j.m
+	// The tiles sum dy's rows as they go: the bias gradient comes with the
+	// weights' when it is dy's (not the transpose convolution's).
+	fused := false
+	if choice.path == convPathTiled {
+		c := gemmTiles[choice.tile].cfg
+		key.tile, key.local = int8(choice.tile), int32(c.threads())
+		gx, gy = (j.n+c.bn-1)/c.bn, (j.m+c.bm-1)/c.bm
+		splits, chunk = plan.splits, plan.chunk
+		fused = j.db != nil && j.biasFrom == j.dy
+		key.bias = fused
+	}
+	if gx > int(lim.MaxComputeWorkGroupCount[0]) || gy > int(lim.MaxComputeWorkGroupCount[1]) || j.groups*splits > int(lim.MaxComputeWorkGroupCount[2]) {
+		return fmt.Errorf("%w: %s: a %dx%d weight gradient in %d groups exceeds the device's workgroup counts", ErrDeviceLimit, e.label, j.m, j.n, j.groups)
+	}
+	pl, err := e.pipeline(key)
+	if err != nil {
+		return err
+	}
+	slots := parts * splits
+	scratch := 0
+	if slots > 1 {
+		scratch = slots * count
+	}
+	var bias convBiasPlan
+	channels := j.groups * j.m
+	if fused && slots > 1 {
+		bias.off = scratch
+		scratch += slots * channels
+	} else if j.db != nil && !fused {
+		if bias, err = e.planBias(j); err != nil {
+			return err
+		}
+		if bias.slots > 1 {
+			bias.off = scratch
+			scratch += bias.slots * j.biasFrom.channels
+		}
+	}
+	var part *Image
+	var pr vk.BufferRange
+	var pb uint32
+	if scratch > 0 {
+		if part, err = e.scratchImage(scratch); err != nil {
+			return err
+		}
+		if pr, pb, err = convWholeRange(lim, "partial sums", part); err != nil {
+			return err
+		}
+	}
+	pc := convWeightsPush{
+		XW: int32(j.x.w), XH: int32(j.x.h), FirstX: int32(j.firstX), FirstY: int32(j.firstY),
+		DyX0: int32(j.dy.x0), DyY0: int32(j.dy.y0), DyW: int32(j.dy.w), DyH: int32(j.dy.h),
+		DyStride: uint32(j.dy.stride()), XStride: uint32(j.x.stride()),
+		DyBatch: uint32(j.dy.batch()), DyPlane: uint32(j.dy.plane()),
+		XBatch: uint32(j.x.batch()), XPlane: uint32(j.x.plane()),
+		M: uint32(j.m), N: uint32(j.n), KChunk: uint32(chunk), Groups: uint32(j.groups), CinG: uint32(j.cinG),
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	binds := [4]vk.BufferRange{3: e.dummy.Whole()}
+	var bBase uint32
+	if fused {
+		if binds[3], bBase, err = convWholeRange(lim, "bias gradient", j.db); err != nil {
+			return err
+		}
+		if slots > 1 {
+			binds[3], bBase = pr, pb+uint32(bias.off)
+		}
+	}
+	for p := 0; p < parts; p++ {
+		n0 := p * nb
+		cnt := min(nb, j.batches-n0)
+		var xb uint32
+		binds[0], pc.DyBase = spans[0].bind(align, n0, 0, cnt, chans[0])
+		binds[1], xb = spans[1].bind(align, n0, 0, cnt, chans[1])
+		pc.XBase = xb + uint32(j.x.y0*j.x.stride()+j.x.x0)
+		pc.K = uint32(cnt * pixels)
+		if j.fc {
+			pc.K = uint32(cnt)
+		}
+		binds[2], pc.PartBase = wr, wBase
+		if slots > 1 {
+			binds[2], pc.PartBase = pr, pb+uint32(p*splits*count)
+		}
+		pc.BiasBase = bBase + uint32(p*splits*channels)
+		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups * splits)}); err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+	}
+	if slots > 1 {
+		if err := e.reduce(cb, part, 0, slots, count, j.dW); err != nil {
+			return err
+		}
+		if fused {
+			return e.reduce(cb, part, bias.off, slots, channels, j.db)
+		}
+	}
+	if j.db != nil && !fused {
+		return e.encodeBiasGrad(cb, j, bias, part)
+	}
+	return nil
+}
+
+// convReducePush is glsl/convolution_reduce.comp's push-constant block.
+type convReducePush struct{ Count, Splits, InBase, OutBase uint32 }
+
+// reduce records out = sum of the splits of count values of part (from
+// value off), in order.
+func (e *convEngine) reduce(cb *vk.CommandBuffer, part *Image, off, splits, count int, out *Image) error {
+	lim := e.dev.Limits()
+	local := workgroup(lim)
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local)})
+	if err != nil {
+		return err
+	}
+	pr, pb, err := convWholeRange(lim, "partial sums", part)
+	if err != nil {
+		return err
+	}
+	or, ob, err := convWholeRange(lim, "gradient", out)
+	if err != nil {
+		return err
+	}
+	pc := convReducePush{Count: uint32(count), Splits: uint32(splits), InBase: pb + uint32(off), OutBase: ob}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	g := min((count+local-1)/local, int(lim.MaxComputeWorkGroupCount[0]))
+	if err := cb.Dispatch(pl, []vk.BufferRange{pr, or}, push, [3]uint32{uint32(g), 1, 1}); err != nil {
+		return fmt.Errorf("%s: %w", e.label, err)
+	}
+	return nil
+}
+
+// convBiasPush is glsl/convolution_bias_grad.comp's push-constant block.
+type convBiasPush struct {
+	DyX0, DyY0, DyW, DyH             int32
+	DyStride, DyBase, DyBatch, Plane uint32
+	Channels, Batches, BChunk        uint32
+	OutBase                          uint32
+}
+
+// convBiasPlan is how a bias gradient runs: batch images in parts of nb
+// that fit one binding, each part in splits of chunk batch images, whose
+// slots = parts*splits partial sums go to scratch from value off when
+// there is more than one.
+type convBiasPlan struct {
+	nb, parts     int
+	splits, chunk int
+	slots, off    int
+}
+
+// planBias plans the bias gradient of j: enough workgroups (channels x
+// splits) to fill the device.
+func (e *convEngine) planBias(j *convWeightsGemm) (convBiasPlan, error) {
+	lim := e.dev.Limits()
+	var p convBiasPlan
+	sp := [1]span{j.biasFrom.span()}
+	ch := [1]int{j.biasFrom.spanChannels()}
+	var err error
+	if p.nb, err = convPartSize(lim, sp[:], ch[:], j.batches); err != nil {
+		return p, fmt.Errorf("%s: %w", e.label, err)
+	}
+	p.parts = (j.batches + p.nb - 1) / p.nb
+	pixels := j.biasFrom.w * j.biasFrom.h
+	s := min(p.nb, max(1, convFill(lim, e.tune)/max(j.biasFrom.channels, 1)), max(1, p.nb*pixels/1024), int(lim.MaxComputeWorkGroupCount[1]))
+	s = max(s, 1)
+	p.chunk = (p.nb + s - 1) / s
+	p.splits = (p.nb + p.chunk - 1) / p.chunk
+	p.slots = p.parts * p.splits
+	return p, nil
+}
+
+// encodeBiasGrad records db = the sums of j.biasFrom per channel over the
+// batch and its pixels, as p plans; part is the scratch.
+func (e *convEngine) encodeBiasGrad(cb *vk.CommandBuffer, j *convWeightsGemm, p convBiasPlan, part *Image) error {
+	lim := e.dev.Limits()
+	local := 1
+	for local*2 <= workgroup(lim) {
+		local *= 2
+	}
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionBiasGrad, f16: j.biasFrom.im.format == Float16, tile: -1, local: int32(local)})
+	if err != nil {
+		return err
+	}
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	r := j.biasFrom
+	channels := r.channels
+	if channels > int(lim.MaxComputeWorkGroupCount[0]) {
+		return fmt.Errorf("%w: %s: %d channels exceed the device's workgroup count", ErrDeviceLimit, e.label, channels)
+	}
+	sp := r.span()
+	pc := convBiasPush{
+		DyX0: int32(r.x0), DyY0: int32(r.y0), DyW: int32(r.w), DyH: int32(r.h),
+		DyStride: uint32(r.stride()), DyBatch: uint32(r.batch()), Plane: uint32(r.plane()),
+		Channels: uint32(channels), BChunk: uint32(p.chunk),
+	}
+	or, ob, err := convWholeRange(lim, "bias gradient", j.db)
+	if err != nil {
+		return err
+	}
+	if p.slots > 1 {
+		if or, ob, err = convWholeRange(lim, "bias gradient partial sums", part); err != nil {
+			return err
+		}
+		ob += uint32(p.off)
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	var binds [2]vk.BufferRange
+	binds[1] = or
+	for q := 0; q < p.parts; q++ {
+		n0 := q * p.nb
+		cnt := min(p.nb, j.batches-n0)
+		binds[0], pc.DyBase = sp.bind(align, n0, 0, cnt, r.spanChannels())
+		pc.Batches = uint32(cnt)
+		pc.OutBase = ob + uint32(q*p.splits*channels)
+		// Every part runs all splits; those past a short last part's
+		// batch images write 0.
+		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(channels), uint32(p.splits), 1}); err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+	}
+	if p.slots > 1 {
+		return e.reduce(cb, part, p.off, p.slots, channels, j.db)
+	}
+	return nil
+}
+
+// convDepthwiseWeightsPush is glsl/convolution_depthwise_weights.comp's
+// push-constant block.
+type convDepthwiseWeightsPush struct {
+	XW, XH, FirstX, FirstY   int32
+	DyX0, DyY0, DyW, DyH     int32
+	DyStride, XStride        uint32
+	DyBase, DyBatch, DyPlane uint32
+	XBase, XBatch, XPlane    uint32
+	Channels, Batches        uint32
+	BChunk                   uint32
+	WBase, BBase             uint32
+	C0                       uint32
+}
+
+// convDepthwiseLocal is the workgroup of the depthwise weight gradient: a
+// row of partial sums per tap sits in shared memory.
+const convDepthwiseLocal = 64
+
+// convDepthwiseWeightsFit reports whether the depthwise weight gradient's
+// partial sums fit the device's shared memory (else the GEMM runs it).
+func convDepthwiseWeightsFit(lim vk.Limits, geom [6]int32) bool {
+	return uint32((geom[0]*geom[1]+1)*convDepthwiseLocal*4) <= lim.MaxComputeSharedMemorySize
+}
+
+func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeightsGemm, spans []span, chans []int, nb int, wr vk.BufferRange, wBase uint32) error {
+	lim := e.dev.Limits()
+	local := convDepthwiseLocal
+	fused := j.db != nil && j.biasFrom == j.dy // the bias sums come with the weights'
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
+		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused})
+	if err != nil {
+		return err
+	}
+	channels := j.dy.channels
+	if channels > int(lim.MaxComputeWorkGroupCount[0]) {
+		return fmt.Errorf("%w: %s: %d channels exceed the device's workgroup count", ErrDeviceLimit, e.label, channels)
+	}
+	khw := int(j.geom[0] * j.geom[1])
+	pixels := j.dy.w * j.dy.h
+	parts := (j.batches + nb - 1) / nb
+	// Workgroups of 64: aim at twice the fill of the bias sums'.
+	splits := min(nb, max(1, 2*convFill(lim, e.tune)/max(channels, 1)), max(1, nb*pixels/(4*local)), int(lim.MaxComputeWorkGroupCount[1]))
+	if e.tune.Splits > 0 {
+		splits = min(e.tune.Splits, nb)
+	}
+	splits = max(splits, 1)
+	chunk := (nb + splits - 1) / splits
+	splits = (nb + chunk - 1) / chunk
+	slots := parts * splits
+	scratch := 0
+	if slots > 1 {
+		scratch = slots * channels * (khw + 1)
+	}
+	var bias convBiasPlan
+	if j.db != nil && !fused {
+		if bias, err = e.planBias(j); err != nil {
+			return err
+		}
+		if bias.slots > 1 {
+			bias.off = scratch
+			scratch += bias.slots * j.biasFrom.channels
+		}
+	}
+	var part *Image
+	var pr vk.BufferRange
+	var pb uint32
+	if scratch > 0 {
+		if part, err = e.scratchImage(scratch); err != nil {
+			return err
+		}
+		if pr, pb, err = convWholeRange(lim, "partial sums", part); err != nil {
+			return err
+		}
+	}
+	pc := convDepthwiseWeightsPush{
+		XW: int32(j.x.w), XH: int32(j.x.h), FirstX: int32(j.firstX), FirstY: int32(j.firstY),
+		DyX0: int32(j.dy.x0), DyY0: int32(j.dy.y0), DyW: int32(j.dy.w), DyH: int32(j.dy.h),
+		DyStride: uint32(j.dy.stride()), XStride: uint32(j.x.stride()),
+		DyBatch: uint32(j.dy.batch()), DyPlane: uint32(j.dy.plane()),
+		XBatch: uint32(j.x.batch()), XPlane: uint32(j.x.plane()),
+		Channels: uint32(channels), BChunk: uint32(chunk),
+	}
+	binds := [4]vk.BufferRange{{}, {}, wr, e.dummy.Whole()}
+	var bBase uint32
+	if fused {
+		if binds[3], bBase, err = convWholeRange(lim, "bias gradient", j.db); err != nil {
+			return err
+		}
+	}
+	if slots > 1 {
+		binds[2] = pr
+		if fused {
+			binds[3], bBase = pr, pb+uint32(slots*channels*khw)
+		}
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	for p := 0; p < parts; p++ {
+		n0 := p * nb
+		cnt := min(nb, j.batches-n0)
+		var xb uint32
+		binds[0], pc.DyBase = spans[0].bind(align, n0, 0, cnt, chans[0])
+		binds[1], xb = spans[1].bind(align, n0, 0, cnt, chans[1])
+		pc.XBase = xb + uint32(j.x.y0*j.x.stride()+j.x.x0)
+		pc.Batches = uint32(cnt)
+		pc.WBase, pc.BBase = wBase, bBase
+		if slots > 1 {
+			pc.WBase = pb + uint32(p*splits*channels*khw)
+			pc.BBase = bBase + uint32(p*splits*channels)
+		}
+		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(channels), uint32(splits), 1}); err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+	}
+	if slots > 1 {
+		if err := e.reduce(cb, part, 0, slots, channels*khw, j.dW); err != nil {
+			return err
+		}
+		if fused {
+			if err := e.reduce(cb, part, slots*channels*khw, slots, channels, j.db); err != nil {
+				return err
+			}
+		}
+	}
+	if j.db != nil && !fused {
+		return e.encodeBiasGrad(cb, j, bias, part)
+	}
+	return nil
+}
+
+// convNeuronPush is glsl/convolution_neuron.comp's push-constant block.
+type convNeuronPush struct {
+	W, H                         int32
+	AX0, AY0, OutX0, OutY0       int32
+	AStride, ABase, ABatch       uint32
+	APlane                       uint32
+	OutStride, OutBase, OutBatch uint32
+	OutPlane                     uint32
+	ZBase                        uint32
+	Channels, Batches            uint32
+	PreluBase, ChanBase          uint32
+}
+
+// encodeNeuron records, over regions of the same size, out = neuron(a)
+// (mode 0) or out = a * neuron'(z) (mode 1), z dense.
+func (e *convEngine) encodeNeuron(cb *vk.CommandBuffer, mode int, a, z, out convRegion, batches int) error {
+	lim := e.dev.Limits()
+	local := workgroup(lim)
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionNeuron, f16: a.im.format == Float16, tile: -1, local: int32(local),
+		modeA: int8(mode), neuron: true})
+	if err != nil {
+		return err
+	}
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	spans := [3]span{a.span(), z.span(), out.span()}
+	chans := [3]int{a.spanChannels(), z.spanChannels(), out.spanChannels()}
+	prelu := e.dummy.Whole()
+	if e.prelu != nil {
+		prelu = e.prelu.Whole()
+	}
+	pc := convNeuronPush{
+		W: int32(a.w), H: int32(a.h), AX0: int32(a.x0), AY0: int32(a.y0), OutX0: int32(out.x0), OutY0: int32(out.y0),
+		AStride: uint32(a.stride()), ABatch: uint32(a.batch()), APlane: uint32(a.plane()),
+		OutStride: uint32(out.stride()), OutBatch: uint32(out.batch()), OutPlane: uint32(out.plane()),
+		Channels: uint32(a.channels),
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	binds := [4]vk.BufferRange{{}, {}, prelu, {}}
+	return convBatches(lim, spans[:], chans[:], batches, func(n, nb int) error {
+		binds[0], pc.ABase = spans[0].bind(align, n, 0, nb, chans[0])
+		binds[1], pc.ZBase = spans[1].bind(align, n, 0, nb, chans[1])
+		binds[3], pc.OutBase = spans[2].bind(align, n, 0, nb, chans[2])
+		pc.Batches = uint32(nb)
+		total := nb * a.channels * a.w * a.h
+		g := min((total+local-1)/local, int(lim.MaxComputeWorkGroupCount[0]))
+		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(g), 1, 1}); err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+		return nil
+	})
+}
