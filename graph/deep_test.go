@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/graph"
+	"github.com/vkmps/vkmps/graph/graphref"
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/vk/vktest"
 )
@@ -52,7 +53,7 @@ func TestThirtyTwoNodesOneSubmission(t *testing.T) {
 		out := must(e.Run(ctx, feeds))
 		require.Equal(t, uint64(1), dev.Submissions()-before, "one queue submission per run (run %d)", i)
 		if i == 0 {
-			cpu := must(g.EvalCPU(shapes, map[string][]float64{"x": to64(feeds["x"]), "labels": to64(feeds["labels"])}, loss, gx))
+			cpu := must(graphref.Eval(g, shapes, map[string][]float64{"x": to64(feeds["x"]), "labels": to64(feeds["labels"])}, loss, gx))
 			// Eight L2 layers scale values by about 3^8: tolerances relative to
 			// the largest.
 			assert.InEpsilon(t, cpu["loss"][0], float64(out["loss"][0]), 1e-5)

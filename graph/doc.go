@@ -1,7 +1,8 @@
-// Package graph is a small graph executor for vkmps's kernels in the manner
-// of MPSNNGraph: image nodes are handles, filter nodes consume images and
-// produce one result image, and a training graph is derived from an
-// inference graph that ends in a loss.
+// Package graph is a graph executor for vkmps's kernels in the manner of
+// MPSNNGraph: image nodes are handles, filter nodes consume images and
+// produce result images, a training graph is derived from an inference
+// graph that ends in a loss, and optimizers update the parameters the
+// graph owns, one queue submission per training step.
 //
 // # Building
 //
@@ -15,11 +16,35 @@
 //	grads, _ := g.Training(loss)       // grads[x] is the image "grad(x)"
 //
 // Pooling nodes default to MPS's node defaults: padding.WithMethod(Same)
-// and EdgeClamp. Concat joins along the feature channels; Add adds two
-// images of one shape; Slice takes a channel range; Loss is mean squared
-// error or softmax cross-entropy over channels with reduction none, sum or
-// mean (PyTorch's conventions: the mean is over values for MSE, over pixels
-// for cross-entropy).
+// and EdgeClamp; convolution-family nodes to PyTorch's explicit zero pads.
+// Besides pooling, concatenation, slices and arithmetic (add, subtract,
+// multiply, divide with scales, bias, clamp and broadcasting), a graph
+// holds the training family: Neuron (every MPS neuron type; PReLU with
+// trainable slopes), SoftMax, Convolution, ConvolutionTranspose,
+// FullyConnected, BatchNormalization, InstanceNormalization,
+// CrossChannelNormalization, Dropout, Upsampling, BinaryConvolution
+// (inference only) and Loss (all ten MPS loss types, four reductions).
+//
+// # Parameters and training
+//
+// Layers own their parameters: images of the graph ("c1.weights",
+// "c1.bias", "bn.gamma", "bn.running_mean", "prelu.a", ...) in PyTorch's
+// layouts, made from given values or PyTorch's default initialization
+// (Init), trainable unless frozen (Image.Freeze). Training derives the
+// gradient of every input and trainable parameter ("grad(c1.weights)");
+// Optimize adds an update node per trainable parameter (an ops.Optimizer:
+// SGD, momentum, Nesterov, RMSProp, Adam) so that one compiled run is one
+// whole training step — forward, gradients, updates — in one command
+// buffer, one queue submission, replayed every step. A graph compiled with
+// ModeTraining normalizes batches with their statistics (and updates the
+// running ones) and drops out; ModeInference uses the running statistics
+// and passes dropout through at no cost. Executor.Parameter,
+// SetParameter, SaveParameters/LoadParameters (one .npy per parameter) and
+// SaveCheckpoint/LoadCheckpoint (safetensors: parameters, optimizer state,
+// time step) move parameters in and out; DataSet and Batches iterate
+// mini-batches with a seeded shuffle; CompileOptions.Pipelined lets Start
+// feed and submit step k+1 while step k runs, and Format Float16 runs every
+// image in half precision (parameters stay float32).
 //
 // # Gradients
 //
@@ -48,8 +73,16 @@
 // submission per run, also on discrete GPUs, where inputs and outputs move
 // through host-visible staging copied inside that command buffer.
 //
-// EvalCPU runs the same graph on the CPU in float64 with package ops/ref,
-// for checking results and taking finite differences.
+// Package graphref runs the same graph on the CPU in float64 with package
+// ops/ref, for checking results and taking finite differences; package
+// graph does not depend on it.
+//
+// # Ops
+//
+// Each op is a type of this package (PoolingOp, ConcatOp, LossOp, ...;
+// Node.Operation returns it) in a file of its own that holds its shape
+// inference, its gradient nodes, its kernels and its JSON form, which it
+// registers in the JSON op table (OpNames lists them).
 //
 // # JSON
 //
@@ -68,11 +101,26 @@
 //	  "loss": "loss"
 //	}
 //
-// Ops: "max", "avg", "l2", "dilated-max" (fields kernel, stride, dilation
-// as [H, W] or one number; padding; edge "zero" or "clamp", default clamp;
-// zero_pad [top, left, bottom, right] for avg), "concat", "add", "slice"
-// (offset, count) and "loss" (loss "mse" or "softmax-cross-entropy",
-// reduction "none", "sum" or "mean" (default), weight). "padding" is a
+// Ops (OpNames lists them; the fields of each are those of
+// ../shared/TRAINING.md): "max", "avg", "l2", "dilated-max" (kernel,
+// stride, dilation as [H, W] or one number; padding; edge "zero" or
+// "clamp", default clamp; zero_pad [top, left, bottom, right] for avg),
+// "concat", "slice" (offset, count), "add", "subtract", "multiply",
+// "divide" (primary_scale, secondary_scale, bias, minimum, maximum),
+// "neuron" (type, a, b, c; prelu's a a list), "softmax", "log_softmax",
+// "conv", "conv_transpose" (weights, bias, groups, neuron, stride,
+// dilation, padding, output_padding), "fully_connected" (weights, bias,
+// neuron), "batch_norm" (gamma, beta, running_mean, running_var, epsilon,
+// momentum, neuron), "instance_norm" (gamma, beta, epsilon),
+// "cross_channel_norm" (size, alpha, beta, delta), "dropout"
+// (keep_probability, seed, mask_stride), "upsample_nearest",
+// "upsample_bilinear" (scale, align_corners), "binary_conv" (type,
+// weights, bias, scale, beta_scaling, input_bias, input_scale) and "loss"
+// (loss, reduction, weight, label_smoothing, delta, epsilon). Parameter
+// files are .npy paths relative to the graph file (LoadFile); without them
+// layers need their sizes (conv: in_channels, out_channels, kernel;
+// fully_connected: in_features, out_features; batch_norm: channels) and
+// start from PyTorch's default initialization. "padding" is a
 // name ("valid", "same", "full", "tf-same", "tf-valid", "tf-avg",
 // "tf-avg-valid") or an object: {"method": N} (MPSNNPaddingMethod bits),
 // {"pad": [t, l, b, r], "ceil_mode": b, "count_include_pad": b} (PyTorch),

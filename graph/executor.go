@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +10,26 @@ import (
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/vk"
 )
+
+// Mode says whether a graph is compiled for training or for inference:
+// batch normalization and dropout follow it.
+type Mode int
+
+const (
+	// ModeInference: batch normalization uses its running statistics and
+	// dropout is the identity. The default.
+	ModeInference Mode = iota
+	// ModeTraining: batch normalization normalizes with the batch's
+	// statistics and updates its running ones; dropout drops.
+	ModeTraining
+)
+
+func (m Mode) String() string {
+	if m == ModeTraining {
+		return "training"
+	}
+	return "inference"
+}
 
 // CompileOptions say what a compiled graph computes.
 type CompileOptions struct {
@@ -24,6 +43,30 @@ type CompileOptions struct {
 	// the graph record their argmax, so the gradient does not re-read the
 	// source (it costs a byte or two per output).
 	RecordArgmax bool
+	// Compute are images each run computes without returning them: the
+	// parameter updates of Optimize, whose results are the parameters.
+	Compute []*Image
+	// Mode: inference (the default) or training.
+	Mode Mode
+	// Timestamps makes every run record GPU timestamps at its start and
+	// end: Pending.GPUTime returns the GPU time of a run (GPU busy time
+	// against wall time shows whether the host keeps the GPU fed).
+	Timestamps bool
+	// Profile also records a GPU timestamp after every node's work:
+	// Pending.Profile returns each node's share of the run (barriers let
+	// independent work overlap, so shares are approximate). Implies
+	// Timestamps.
+	Profile bool
+	// Pipelined gives the executor two sets of host-side input and output
+	// buffers and a command buffer for each, so that Start can feed and
+	// submit the next run while the previous one executes (host and GPU
+	// overlap: prepare batch k+1 while step k runs). Without it, Start
+	// waits for the previous run first.
+	Pipelined bool
+	// Format is the format of every image but the parameters and their
+	// gradients, which are float32: Float32 (the default) or Float16
+	// (inputs and outputs are still given and returned as float32 values).
+	Format ops.Format
 }
 
 // MemoryPlan describes where a compiled graph keeps its images.
@@ -56,12 +99,18 @@ type Executor struct {
 	owned   []*ops.Image
 	hosts   []*vk.Buffer
 	plan    MemoryPlan
+	opts    CompileOptions
 
-	mu       sync.Mutex
-	cb       *vk.CommandBuffer
-	recorded bool
-	closers  []interface{ Close() error }
-	closed   bool
+	mu      sync.Mutex
+	sets    []*runSet // one, or two when pipelined
+	next    int       // the set the next Start uses
+	seq     uint64    // runs started
+	closers []interface{ Close() error }
+	closed  bool
+	// optimizers of the graph's update nodes; recording counts the
+	// command buffers recorded (each advances the time step once).
+	optimizers map[*OptimizerSpec]*compiledOptimizer
+	recording  int
 }
 
 // slot is an input or output with its host-side staging when the device
@@ -69,7 +118,7 @@ type Executor struct {
 type slot struct {
 	im    *Image
 	img   *ops.Image
-	host  *ops.Image // staging image in host memory, or nil
+	host  [2]*ops.Image // staging images in host memory per run set, or nil
 	count int
 }
 
@@ -91,21 +140,41 @@ func (g *Graph) Compile(dev *vk.Device, opts CompileOptions) (*Executor, error) 
 			return nil, fmt.Errorf("%w: Compile: an output is nil or belongs to another graph", ErrGraph)
 		}
 	}
-	order, err := g.selectNodes(outs)
+	for _, c := range opts.Compute {
+		if c == nil || c.g != g {
+			return nil, fmt.Errorf("%w: Compile: a Compute image is nil or belongs to another graph", ErrGraph)
+		}
+	}
+	order, err := g.selectNodes(append(append([]*Image(nil), outs...), opts.Compute...))
 	if err != nil {
 		return nil, err
 	}
 	e := &Executor{dev: dev, order: order, storage: map[*Image]*Image{}, images: map[*Image]*ops.Image{}}
-	desc, err := inferShapes(g, order, outs, opts.Inputs)
+	if opts.Format != ops.Float32 && opts.Format != ops.Float16 {
+		return nil, fmt.Errorf("%w: Compile: unknown image format %v", ErrGraph, opts.Format)
+	}
+	if opts.Mode != ModeInference && opts.Mode != ModeTraining {
+		return nil, fmt.Errorf("%w: Compile: unknown mode %d", ErrGraph, int(opts.Mode))
+	}
+	desc, err := inferShapes(g, order, append(append([]*Image(nil), outs...), opts.Compute...), opts.Inputs, opts.Format)
 	if err != nil {
 		return nil, err
 	}
 	e.desc = desc
+	e.opts = opts
+	e.sets = []*runSet{{}}
+	if opts.Pipelined {
+		e.sets = append(e.sets, &runSet{})
+	}
 	if err := e.allocate(order, outs); err != nil {
 		e.Close()
 		return nil, err
 	}
-	if err := e.makeSteps(order, opts.RecordArgmax); err != nil {
+	if err := e.uploadParameters(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if err := e.makeSteps(order, &e.opts); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -122,8 +191,10 @@ func (g *Graph) sinks() []*Image {
 	}
 	var out []*Image
 	for _, n := range g.nodes {
-		if !used[n.result] {
-			out = append(out, n.result)
+		for _, r := range n.results {
+			if !used[r] {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
@@ -177,24 +248,27 @@ func (e *Executor) shapeOf(im *Image) (ops.ImageDescriptor, bool) {
 
 // inferShapes returns every selected image's shape; inputs come from
 // shapes, the rest from each node's op in order.
-func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.ImageDescriptor) (map[*Image]ops.ImageDescriptor, error) {
+func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.ImageDescriptor, format ops.Format) (map[*Image]ops.ImageDescriptor, error) {
 	desc := map[*Image]ops.ImageDescriptor{}
 	needed := map[*Image]bool{}
+	need := func(im *Image) {
+		if d, ok := im.paramDesc(); ok {
+			desc[im] = d
+		} else if im.producer == nil {
+			needed[im] = true
+		}
+	}
 	for _, n := range order {
 		for _, s := range n.sources {
-			if s.producer == nil {
-				needed[s] = true
-			}
+			need(s)
 		}
 	}
 	for _, o := range outs {
-		if o.producer == nil {
-			needed[o] = true
-		}
+		need(o)
 	}
 	for name, d := range shapes {
 		im := g.byName[name]
-		if im == nil || im.producer != nil {
+		if im == nil || !im.IsInput() {
 			return nil, fmt.Errorf("%w: no input named %q", ErrGraph, name)
 		}
 		if d.N < 1 || d.C < 1 || d.H < 1 || d.W < 1 {
@@ -204,7 +278,7 @@ func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.I
 			return nil, fmt.Errorf("%w: input %q: shape %s is too large", ErrShape, name, descString(d))
 		}
 		if needed[im] {
-			desc[im] = ops.ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Label: name}
+			desc[im] = ops.ImageDescriptor{N: d.N, C: d.C, H: d.H, W: d.W, Format: format, Label: name}
 		}
 	}
 	var missing []string
@@ -226,15 +300,20 @@ func inferShapes(g *Graph, order []*Node, outs []*Image, shapes map[string]ops.I
 		for i, s := range n.sources {
 			src[i] = desc[s]
 		}
-		d, err := n.op.infer(n.name, src, shapeOf)
+		ds, err := n.op.infer(&inferCtx{node: n.name, shapeOf: shapeOf, format: format}, src)
 		if err != nil {
 			return nil, err
 		}
-		if d.N < 1 || d.C < 1 || d.H < 1 || d.W < 1 || tooLarge(d) {
-			return nil, fmt.Errorf("%w: node %q: result %s is empty or too large", ErrShape, n.name, descString(d))
+		if len(ds) != len(n.results) {
+			return nil, fmt.Errorf("%w: node %q: %d result shapes for %d results (internal error)", ErrGraph, n.name, len(ds), len(n.results))
 		}
-		d.Label = n.name
-		desc[n.result] = d
+		for i, d := range ds {
+			if d.N < 1 || d.C < 1 || d.H < 1 || d.W < 1 || tooLarge(d) {
+				return nil, fmt.Errorf("%w: node %q: result %s is empty or too large", ErrShape, n.name, descString(d))
+			}
+			d.Label = n.results[i].name
+			desc[n.results[i]] = d
+		}
 	}
 	return desc, nil
 }
@@ -252,7 +331,7 @@ func tooLarge(d ops.ImageDescriptor) bool {
 	return false
 }
 
-func bytesOf(d ops.ImageDescriptor) uint64 { return uint64(d.N*d.C*d.H*d.W) * 4 }
+func bytesOf(d ops.ImageDescriptor) uint64 { return uint64(d.N*d.C*d.H*d.W) * uint64(d.Format.Size()) }
 
 // arenaAlign is the alignment of arena offsets: a multiple of every
 // device's storage-buffer offset alignment (at most 256 by the spec).
@@ -266,7 +345,8 @@ func (e *Executor) allocate(order []*Node, outs []*Image) error {
 	for _, o := range outs {
 		isOut[o] = true
 	}
-	// Alias roots: an identity node's result is its source's storage.
+	// Alias roots: an identity node's result is its source's storage, a
+	// parameter update's the parameter's.
 	root := func(im *Image) *Image {
 		for {
 			r, ok := e.storage[im]
@@ -277,19 +357,33 @@ func (e *Executor) allocate(order []*Node, outs []*Image) error {
 		}
 	}
 	for _, n := range order {
-		if _, ok := n.op.(identityOp); ok {
-			e.storage[n.result] = root(n.sources[0])
+		if a, ok := n.op.(aliasOp); ok {
+			e.storage[n.Result()] = root(n.sources[a.aliasOf()])
+		}
+		if a, ok := n.op.(condAliasOp); ok {
+			var src, res []ops.ImageDescriptor
+			for _, s := range n.sources {
+				src = append(src, e.desc[s])
+			}
+			for _, r := range n.results {
+				res = append(res, e.desc[r])
+			}
+			if i, ok := a.aliasIf(&e.opts, src, res); ok {
+				e.storage[n.Result()] = root(n.sources[i])
+			}
 		}
 	}
 	// Lifetimes of roots in steps.
 	first, last := map[*Image]int{}, map[*Image]int{}
 	dedicated := map[*Image]bool{}
 	for i, n := range order {
-		r := root(n.result)
-		if _, ok := first[r]; !ok {
-			first[r] = i
+		for _, res := range n.results {
+			r := root(res)
+			if _, ok := first[r]; !ok {
+				first[r] = i
+			}
+			last[r] = max(last[r], i)
 		}
-		last[r] = max(last[r], i)
 		for _, s := range n.sources {
 			rs := root(s)
 			last[rs] = max(last[rs], i)
@@ -412,7 +506,7 @@ func (e *Executor) allocate(order []*Node, outs []*Image) error {
 	// not host-visible.
 	var ins []*Image
 	for im := range e.desc {
-		if im.producer == nil {
+		if im.IsInput() {
 			ins = append(ins, im)
 		}
 	}
@@ -443,8 +537,14 @@ func (e *Executor) newSlot(im *Image) (*slot, error) {
 	img := e.images[im]
 	d := e.desc[im]
 	s := &slot{im: im, img: img, count: d.N * d.C * d.H * d.W}
-	if !img.Mapped() {
-		hb, err := e.dev.NewHostBuffer(bytesOf(d), "staging "+im.name)
+	if img.Mapped() && !e.opts.Pipelined && d.Format == ops.Float32 {
+		return s, nil // the host reaches the image itself
+	}
+	// Staging is float32: a float16 image is converted on the GPU, inside
+	// the run's command buffer, not value by value on the host.
+	d.Format = ops.Float32
+	for i := range e.sets {
+		hb, err := e.dev.NewHostBuffer(bytesOf(d), fmt.Sprintf("staging %d of %s", i, im.name))
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +553,7 @@ func (e *Executor) newSlot(im *Image) (*slot, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.host = host
+		s.host[i] = host
 	}
 	return s, nil
 }
@@ -475,108 +575,6 @@ func (e *Executor) Plan() MemoryPlan { return e.plan }
 // Device returns the device the executor runs on.
 func (e *Executor) Device() *vk.Device { return e.dev }
 
-// Run feeds the inputs (N*C*H*W values each, NCHW, by input name), runs the
-// graph and returns the outputs by image name. It waits for the GPU, or
-// returns early with ctx's error (the submitted work still finishes; the
-// next Run waits for it).
-func (e *Executor) Run(ctx context.Context, feeds map[string][]float32) (map[string][]float32, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, fmt.Errorf("%w: the executor is closed", ErrGraph)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err // before touching anything: a cancelled run does no work
-	}
-	for name := range feeds {
-		found := false
-		for _, s := range e.inputs {
-			found = found || s.im.name == name
-		}
-		if !found {
-			return nil, fmt.Errorf("%w: no input named %q", ErrGraph, name)
-		}
-	}
-	if e.cb != nil {
-		if err := e.cb.Wait(ctx); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range e.inputs {
-		data, ok := feeds[s.im.name]
-		if !ok {
-			return nil, fmt.Errorf("%w: input %q not fed", ErrGraph, s.im.name)
-		}
-		if len(data) != s.count {
-			return nil, fmt.Errorf("%w: input %q: %d values, want %d (%s)", ErrShape, s.im.name, len(data), s.count, descString(e.desc[s.im]))
-		}
-		dst := s.img
-		if s.host != nil {
-			dst = s.host
-		}
-		if err := dst.Write(ctx, data); err != nil {
-			return nil, fmt.Errorf("input %q: %w", s.im.name, err)
-		}
-	}
-	if !e.recorded {
-		if err := e.record(); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.cb.Commit(); err != nil {
-		return nil, err
-	}
-	if err := e.cb.Wait(ctx); err != nil {
-		return nil, err
-	}
-	out := make(map[string][]float32, len(e.outputs))
-	for _, s := range e.outputs {
-		src := s.img
-		if s.host != nil {
-			src = s.host
-		}
-		v, err := src.Read(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("output %q: %w", s.im.name, err)
-		}
-		out[s.im.name] = v
-	}
-	return out, nil
-}
-
-// record encodes the whole run into one command buffer: input staging
-// copies, every step, output staging copies.
-func (e *Executor) record() error {
-	cb, err := e.dev.NewCommandBuffer(vk.WithLabel("graph run"))
-	if err != nil {
-		return err
-	}
-	for _, s := range e.inputs {
-		if s.host != nil {
-			if err := ops.Copy(cb, s.host, s.img); err != nil {
-				cb.Close()
-				return fmt.Errorf("input %q: %w", s.im.name, err)
-			}
-		}
-	}
-	for _, st := range e.steps {
-		if err := st.encode(cb); err != nil {
-			cb.Close()
-			return fmt.Errorf("node %q: %w", st.node.name, err)
-		}
-	}
-	for _, s := range e.outputs {
-		if s.host != nil {
-			if err := ops.Copy(cb, s.img, s.host); err != nil {
-				cb.Close()
-				return fmt.Errorf("output %q: %w", s.im.name, err)
-			}
-		}
-	}
-	e.cb, e.recorded = cb, true
-	return nil
-}
-
 // Close releases everything the executor holds; safe twice.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -586,8 +584,10 @@ func (e *Executor) Close() error {
 	}
 	e.closed = true
 	var errs []error
-	if e.cb != nil {
-		errs = append(errs, e.cb.Close())
+	for _, rs := range e.sets {
+		if rs.cb != nil {
+			errs = append(errs, rs.cb.Close())
+		}
 	}
 	for _, c := range e.closers {
 		errs = append(errs, c.Close())
@@ -624,5 +624,20 @@ func (g *Graph) InferShapes(inputs map[string]ops.ImageDescriptor, outputs ...*I
 	if err != nil {
 		return nil, err
 	}
-	return inferShapes(g, order, outputs, inputs)
+	return inferShapes(g, order, outputs, inputs, ops.Float32)
+}
+
+// Schedule returns the nodes a run computing outputs (default: the sinks)
+// executes, in order: each after the nodes producing its sources, and a
+// gradient node after its forward node.
+func (g *Graph) Schedule(outputs ...*Image) ([]*Node, error) {
+	if len(outputs) == 0 {
+		outputs = g.sinks()
+	}
+	for _, o := range outputs {
+		if o == nil || o.g != g {
+			return nil, fmt.Errorf("%w: Schedule: an output is nil or belongs to another graph", ErrGraph)
+		}
+	}
+	return g.selectNodes(outputs)
 }

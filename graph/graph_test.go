@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/graph"
+	"github.com/vkmps/vkmps/graph/graphref"
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/padding"
 	"github.com/vkmps/vkmps/vk"
@@ -167,11 +168,11 @@ func TestTrainingMatchesFiniteDifferences(t *testing.T) {
 
 		// CPU: the loss as a function of x, and its training graph.
 		feeds := map[string][]float64{"x": to64(xv), "labels": to64(lv)}
-		cpu := must(g.EvalCPU(shapes, feeds, loss.Result(), gx))
+		cpu := must(graphref.Eval(g, shapes, feeds, loss.Result(), gx))
 		assert.InDelta(t, cpu[loss.Name()][0], float64(out[loss.Name()][0]), 1e-3*math.Max(1, math.Abs(cpu[loss.Name()][0])), "trial %d loss", trial)
 		lossAt := func(xs []float64) float64 {
 			f := map[string][]float64{"x": xs, "labels": feeds["labels"]}
-			v := must(g.EvalCPU(shapes, f, loss.Result()))
+			v := must(graphref.Eval(g, shapes, f, loss.Result()))
 			return v[loss.Name()][0]
 		}
 		const h = 1e-6
@@ -216,7 +217,7 @@ func TestHandBuiltGradientGraph(t *testing.T) {
 	e := must(g.Compile(dev, graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{loss.Result(), pg.Result()}}))
 	defer e.Close()
 	out := must(e.Run(ctx, map[string][]float32{"x": xv, "labels": lv}))
-	cpu := must(g.EvalCPU(shapes, map[string][]float64{"x": to64(xv), "labels": to64(lv)}, loss.Result(), pg.Result()))
+	cpu := must(graphref.Eval(g, shapes, map[string][]float64{"x": to64(xv), "labels": to64(lv)}, loss.Result(), pg.Result()))
 	assert.InDelta(t, cpu["loss"][0], float64(out["loss"][0]), 1e-4)
 	for i, v := range cpu[pg.Result().Name()] {
 		require.InDelta(t, v, float64(out[pg.Result().Name()][i]), 1e-5)
@@ -248,7 +249,7 @@ func TestMemoryPlanSharesMemory(t *testing.T) {
 			before := dev.Submissions()
 			out := must(e.Run(ctx, map[string][]float32{"x": xv}))
 			assert.Equal(t, uint64(1), dev.Submissions()-before, "one queue submission per run")
-			cpu := must(g.EvalCPU(map[string]ops.ImageDescriptor{"x": xd}, map[string][]float64{"x": to64(xv)}))
+			cpu := must(graphref.Eval(g, map[string]ops.ImageDescriptor{"x": xd}, map[string][]float64{"x": to64(xv)}))
 			for i, v := range cpu["p11"] {
 				require.InDelta(t, v, float64(out["p11"][i]), 1e-4*math.Max(1, math.Abs(v)))
 			}
@@ -262,7 +263,7 @@ func TestMemoryPlanSharesMemory(t *testing.T) {
 				assert.Equal(t, uint64(1), dev.Submissions()-before)
 			}
 			assert.Equal(t, live, dev.LiveSummary())
-			cpu = must(g.EvalCPU(map[string]ops.ImageDescriptor{"x": xd}, map[string][]float64{"x": to64(xv)}))
+			cpu = must(graphref.Eval(g, map[string]ops.ImageDescriptor{"x": xd}, map[string][]float64{"x": to64(xv)}))
 			for i, v := range cpu["p11"] {
 				require.InDelta(t, v, float64(out["p11"][i]), 1e-4*math.Max(1, math.Abs(v)))
 			}
@@ -393,7 +394,7 @@ func TestJSONGraphs(t *testing.T) {
 		{`{"inputs": {"x": null}, "bogus": 1}`, `unknown field "bogus"`},
 		{`{"inputs": {"x": null}} {}`, "data after"},
 		{`[1, 2`, "JSON"},
-		{`{"inputs": {"x": null}, "nodes": [{"name": "a", "op": "loss", "loss": "hinge", "sources": ["x", "x"]}]}`, `node "a": loss "hinge"`},
+		{`{"inputs": {"x": null}, "nodes": [{"name": "a", "op": "loss", "loss": "hinges", "sources": ["x", "x"]}]}`, `node "a": loss "hinges"`},
 	} {
 		_, _, err := graph.Load(strings.NewReader(tc.json))
 		require.Error(t, err, tc.json)
@@ -444,7 +445,7 @@ func TestTrainingEdgeCases(t *testing.T) {
 			assert.Equal(t, n(xd), n(d))
 			out := must(e.Run(ctx, map[string][]float32{"x": xv, "labels": lv}))
 			lossAt := func(xs []float64) float64 {
-				v := must(g.EvalCPU(shapes, map[string][]float64{"x": xs, "labels": to64(lv)}, loss.Result()))
+				v := must(graphref.Eval(g, shapes, map[string][]float64{"x": xs, "labels": to64(lv)}, loss.Result()))
 				return v["loss"][0]
 			}
 			for i := range xv {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -38,31 +41,101 @@ type File struct {
 	Loss string `json:"loss,omitempty"`
 }
 
-// NodeSpec is one node of a File.
+// NodeSpec is one node of a File: the fields every node has, and the
+// whole JSON object, which the node's op reads its own fields from (see
+// the package doc for each op's fields; unknown fields are errors).
 type NodeSpec struct {
 	Name    string   `json:"name"`
-	Op      string   `json:"op"` // max, avg, l2, dilated-max, concat, add, slice, loss
+	Op      string   `json:"op"`
 	Sources []string `json:"sources"`
+	// Raw is the node's whole JSON object.
+	Raw json.RawMessage `json:"-"`
+}
 
-	// Pooling: kernel, stride and dilation as [H, W] (one number means
-	// both), padding, edge ("zero" or "clamp"; default clamp), zero_pad
-	// [top, left, bottom, right] for avg.
-	Kernel   Ints            `json:"kernel,omitempty"`
-	Stride   Ints            `json:"stride,omitempty"`
-	Dilation Ints            `json:"dilation,omitempty"`
-	Padding  json.RawMessage `json:"padding,omitempty"`
-	Edge     string          `json:"edge,omitempty"`
-	ZeroPad  Ints            `json:"zero_pad,omitempty"`
+// UnmarshalJSON reads the common fields and keeps the whole object.
+func (s *NodeSpec) UnmarshalJSON(b []byte) error {
+	var base specBase
+	if err := json.Unmarshal(b, &base); err != nil {
+		return err
+	}
+	s.Name, s.Op, s.Sources = base.Name, base.Op, base.Sources
+	s.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
 
-	// Slice: channels [offset, offset+count).
-	Offset int `json:"offset,omitempty"`
-	Count  int `json:"count,omitempty"`
+// MarshalJSON writes the node's object as read (or its common fields).
+func (s NodeSpec) MarshalJSON() ([]byte, error) {
+	if len(s.Raw) > 0 {
+		return s.Raw, nil
+	}
+	return json.Marshal(specBase{Name: s.Name, Op: s.Op, Sources: s.Sources})
+}
 
-	// Loss: "mse" or "softmax-cross-entropy", reduction "none", "sum" or
-	// "mean" (default), weight (default 1).
-	Loss      string  `json:"loss,omitempty"`
-	Reduction string  `json:"reduction,omitempty"`
-	Weight    float32 `json:"weight,omitempty"`
+// specBase holds the fields of every node; each op's JSON struct embeds it.
+type specBase struct {
+	Name    string   `json:"name"`
+	Op      string   `json:"op"`
+	Sources []string `json:"sources"`
+}
+
+// opSpec is an op's entry in the JSON table: how many sources it takes
+// (-1: one or more) and how it is parsed.
+type opSpec struct {
+	sources int
+	doc     string
+	parse   func(p *parseCtx) error
+}
+
+// opTable maps every JSON op name to its parser; each op file registers
+// its own.
+var opTable = map[string]opSpec{}
+
+func registerOp(name string, s opSpec) {
+	if _, dup := opTable[name]; dup {
+		panic("graph: op " + name + " registered twice")
+	}
+	opTable[name] = s
+}
+
+// OpNames returns the JSON op names, sorted.
+func OpNames() []string {
+	names := make([]string, 0, len(opTable))
+	for n := range opTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// parseCtx is what an op's parser gets: the graph, the node's name and
+// sources, its JSON, and where parameter files are read from.
+type parseCtx struct {
+	g    *Graph
+	name string
+	spec NodeSpec
+	src  []*Image
+	fsys fs.FS // parameter files; nil when the graph was not loaded from a file
+}
+
+// decode reads the node's JSON into v (a struct embedding specBase);
+// unknown fields are errors.
+func (p *parseCtx) decode(v any) error {
+	dec := json.NewDecoder(bytes.NewReader(p.spec.Raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return p.bad("JSON: %v", err)
+	}
+	return nil
+}
+
+// bad returns an ErrGraph naming the node.
+func (p *parseCtx) bad(format string, args ...any) error {
+	return fmt.Errorf("%w: node %q: %s", ErrGraph, p.name, fmt.Sprintf(format, args...))
+}
+
+// errorfNode returns an error of sentinel err naming the node.
+func errorfNode(err error, node, format string, args ...any) error {
+	return fmt.Errorf("%w: node %q: %s", err, node, fmt.Sprintf(format, args...))
 }
 
 // Ints is a list of integers that may also be written as one number.
@@ -194,12 +267,29 @@ func pads(what string, v []int) (padding.Pads, error) {
 	return padding.Pads{Top: v[0], Left: v[1], Bottom: v[2], Right: v[3]}, nil
 }
 
-var poolKinds = map[string]ops.PoolingKind{"max": ops.KindMax, "avg": ops.KindAverage, "l2": ops.KindL2Norm, "dilated-max": ops.KindDilatedMax}
-
 // Load reads a graph in the JSON format. Nodes may come in any order; an
 // unknown field, op or source, a duplicate name or a cycle is an error
 // naming the node.
-func Load(r io.Reader) (*Graph, *File, error) {
+func Load(r io.Reader) (*Graph, *File, error) { return loadFS(r, nil) }
+
+// LoadFile reads a graph file; parameter files named in it are read
+// relative to the file's folder.
+func LoadFile(path string) (*Graph, *File, error) {
+	// A FIFO or device would block or never end: graph files are files.
+	if st, err := os.Stat(path); err != nil {
+		return nil, nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%w: %s is not a regular file", ErrGraph, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return loadFS(f, os.DirFS(filepath.Dir(path)))
+}
+
+func loadFS(r io.Reader, fsys fs.FS) (*Graph, *File, error) {
 	if r == nil {
 		return nil, nil, fmt.Errorf("%w: Load: nil reader", ErrGraph)
 	}
@@ -212,7 +302,7 @@ func Load(r io.Reader) (*Graph, *File, error) {
 	if dec.More() {
 		return nil, nil, fmt.Errorf("%w: JSON: data after the graph object", ErrGraph)
 	}
-	g, err := f.Build()
+	g, err := f.BuildFS(fsys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,7 +325,13 @@ func (f *File) Shapes() (map[string]ops.ImageDescriptor, error) {
 }
 
 // Build makes the graph the file describes.
-func (f *File) Build() (*Graph, error) {
+func (f *File) Build() (*Graph, error) { return f.BuildFS(nil) }
+
+// BuildFS makes the graph the file describes, reading parameter files
+// (paths relative to the JSON file) from fsys; with a nil fsys a
+// parameter file is an error and parameters without one get their
+// initializer.
+func (f *File) BuildFS(fsys fs.FS) (*Graph, error) {
 	g := New()
 	names := make([]string, 0, len(f.Inputs))
 	for name := range f.Inputs {
@@ -287,7 +383,7 @@ func (f *File) Build() (*Graph, error) {
 				return err
 			}
 		}
-		if err := g.addSpec(spec); err != nil {
+		if err := g.addSpec(spec, fsys); err != nil {
 			return err
 		}
 		state[i] = 2
@@ -308,119 +404,31 @@ func (f *File) Build() (*Graph, error) {
 		if im == nil || im.producer == nil {
 			return nil, fmt.Errorf("%w: loss %q: no such node", ErrGraph, f.Loss)
 		}
-		if _, ok := im.producer.op.(lossOp); !ok {
-			return nil, fmt.Errorf("%w: loss %q is a %s node, not a loss", ErrGraph, f.Loss, im.producer.op.name())
+		if _, ok := im.producer.op.(LossOp); !ok {
+			return nil, fmt.Errorf("%w: loss %q is a %s node, not a loss", ErrGraph, f.Loss, im.producer.op.Name())
 		}
 	}
 	return g, nil
 }
 
-func (g *Graph) addSpec(s NodeSpec) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: node %q: %s", ErrGraph, s.Name, fmt.Sprintf(format, args...))
-	}
-	src := make([]*Image, len(s.Sources))
+func (g *Graph) addSpec(s NodeSpec, fsys fs.FS) error {
+	p := &parseCtx{g: g, name: s.Name, spec: s, fsys: fsys}
+	p.src = make([]*Image, len(s.Sources))
 	for i, name := range s.Sources {
-		src[i] = g.Image(name)
-		if src[i] == nil {
-			return bad("unknown source %q", name)
+		p.src[i] = g.Image(name)
+		if p.src[i] == nil {
+			return p.bad("unknown source %q", name)
 		}
 	}
-	need := func(n int) error {
-		if len(src) != n {
-			return bad("%s takes %d sources, got %d", s.Op, n, len(src))
-		}
-		return nil
+	o, ok := opTable[s.Op]
+	if !ok {
+		return p.bad("unknown op %q (want one of %s)", s.Op, strings.Join(OpNames(), ", "))
 	}
-	if kind, ok := poolKinds[s.Op]; ok {
-		if err := need(1); err != nil {
-			return err
-		}
-		var geom ops.Geometry
-		var err error
-		if s.Kernel == nil {
-			return bad("kernel is required")
-		}
-		if geom.KernelHeight, geom.KernelWidth, err = pair("kernel", s.Kernel, 1); err != nil {
-			return bad("%v", err)
-		}
-		geom.StrideX, geom.StrideY = 1, 1
-		if s.Stride != nil {
-			if geom.StrideY, geom.StrideX, err = pair("stride", s.Stride, 1); err != nil {
-				return bad("%v", err)
-			}
-		}
-		geom.DilationX, geom.DilationY = 1, 1
-		if s.Dilation != nil {
-			if geom.DilationY, geom.DilationX, err = pair("dilation", s.Dilation, 1); err != nil {
-				return bad("%v", err)
-			}
-		}
-		var o PoolingOptions
-		if o.Padding, err = parsePadding(s.Padding); err != nil {
-			return bad("%v", err)
-		}
-		switch strings.ToLower(s.Edge) {
-		case "", "clamp":
-		case "zero":
-			o.EdgeMode, o.EdgeSet = ops.EdgeZero, true
-		default:
-			return bad("edge %q: want zero or clamp", s.Edge)
-		}
-		if s.ZeroPad != nil {
-			if kind != ops.KindAverage {
-				return bad("zero_pad applies to avg only")
-			}
-			if o.ZeroPad, err = pads("zero_pad", s.ZeroPad); err != nil {
-				return bad("%v", err)
-			}
-		}
-		_, err = g.Pooling(s.Name, kind, geom, src[0], o)
-		return err
+	if o.sources >= 0 && len(p.src) != o.sources {
+		return p.bad("%s takes %d sources, got %d", s.Op, o.sources, len(p.src))
 	}
-	switch s.Op {
-	case "concat":
-		if len(src) == 0 {
-			return bad("concat needs sources")
-		}
-		_, err := g.Concat(s.Name, src...)
-		return err
-	case "add":
-		if err := need(2); err != nil {
-			return err
-		}
-		_, err := g.Add(s.Name, src[0], src[1])
-		return err
-	case "slice":
-		if err := need(1); err != nil {
-			return err
-		}
-		_, err := g.Slice(s.Name, src[0], s.Offset, s.Count)
-		return err
-	case "loss":
-		if err := need(2); err != nil {
-			return err
-		}
-		d := ops.LossDescriptor{Weight: s.Weight, Reduction: ops.ReductionMean}
-		switch strings.ToLower(s.Loss) {
-		case "mse":
-			d.Type = ops.LossMeanSquaredError
-		case "softmax-cross-entropy", "cross-entropy", "ce":
-			d.Type = ops.LossSoftmaxCrossEntropy
-		default:
-			return bad("loss %q: want mse or softmax-cross-entropy", s.Loss)
-		}
-		switch strings.ToLower(s.Reduction) {
-		case "", "mean":
-		case "sum":
-			d.Reduction = ops.ReductionSum
-		case "none":
-			d.Reduction = ops.ReductionNone
-		default:
-			return bad("reduction %q: want none, sum or mean", s.Reduction)
-		}
-		_, err := g.Loss(s.Name, d, src[0], src[1])
-		return err
+	if o.sources < 0 && len(p.src) == 0 {
+		return p.bad("%s needs sources", s.Op)
 	}
-	return bad("unknown op %q (want max, avg, l2, dilated-max, concat, add, slice, loss)", s.Op)
+	return o.parse(p)
 }

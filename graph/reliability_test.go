@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/graph"
+	"github.com/vkmps/vkmps/graph/graphref"
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/vk"
 	"github.com/vkmps/vkmps/vk/vktest"
@@ -91,7 +92,7 @@ func TestConcurrentExecutors(t *testing.T) {
 		}
 	}
 	// The sequential results are right.
-	cpu := must(g.EvalCPU(shapes, map[string][]float64{"x": to64(feeds[0][0]["x"]), "labels": to64(feeds[0][0]["labels"])}, outs...))
+	cpu := must(graphref.Eval(g, shapes, map[string][]float64{"x": to64(feeds[0][0]["x"]), "labels": to64(feeds[0][0]["labels"])}, outs...))
 	for name, v := range cpu {
 		for i := range v {
 			require.InDelta(t, v[i], float64(want[0][0][name][i]), 1e-5*math.Max(1, math.Abs(v[i])), "%s[%d]", name, i)

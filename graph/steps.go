@@ -11,9 +11,19 @@ import (
 type step struct {
 	node   *Node
 	encode func(cb *vk.CommandBuffer) error
-	// state is the gradient state a forward pooling step records for its
-	// gradient step.
-	state *ops.PoolingGradientState
+	// state is what a forward step records for its gradient step (a
+	// pooling state with the argmax, batch statistics, a dropout mask);
+	// it is closed when replaced and with the executor.
+	state interface{ Close() error }
+}
+
+// setState replaces the step's state, closing the previous one (the
+// command buffers that used it keep its memory alive until they finish).
+func (st *step) setState(s interface{ Close() error }) {
+	if st.state != nil {
+		st.state.Close()
+	}
+	st.state = s
 }
 
 // planned allocates a kernel's destination as the image the memory plan
@@ -29,150 +39,44 @@ func (p planned) AllocateImage(dev *vk.Device, d ops.ImageDescriptor) (*ops.Imag
 	return p.img, nil
 }
 
-// makeSteps builds each node's kernel and encoding.
-func (e *Executor) makeSteps(order []*Node, recordArgmax bool) error {
+// makeSteps builds each node's kernels and encoding.
+func (e *Executor) makeSteps(order []*Node, opts *CompileOptions) error {
 	byNode := map[*Node]*step{}
 	needsState := map[*Node]bool{}
 	for _, n := range order {
-		if _, ok := n.op.(*poolGradOp); ok {
+		if n.forward == nil {
+			continue
+		}
+		if s, ok := n.forward.op.(statefulOp); ok && s.needsState(n.op) {
 			needsState[n.forward] = true
 		}
 	}
 	for _, n := range order {
 		st := &step{node: n}
-		if err := e.makeStep(st, byNode, needsState[n], recordArgmax); err != nil {
-			return fmt.Errorf("node %q: %w", n.name, err)
+		b := &buildCtx{e: e, n: n, st: st, dev: e.dev, opts: opts, needsState: needsState[n]}
+		for _, s := range n.sources {
+			b.src = append(b.src, e.images[s])
 		}
-		byNode[n] = st
-		e.steps = append(e.steps, st)
-	}
-	return nil
-}
-
-func (e *Executor) makeStep(st *step, byNode map[*Node]*step, needsState, recordArgmax bool) error {
-	n := st.node
-	dst := e.images[n.result]
-	src := make([]*ops.Image, len(n.sources))
-	for i, s := range n.sources {
-		src[i] = e.images[s]
-	}
-	switch o := n.op.(type) {
-	case *poolOp:
-		k, err := ops.NewPooling(e.dev, o.kind, o.geom)
-		if err != nil {
-			return err
+		for _, r := range n.results {
+			b.dst = append(b.dst, e.images[r])
 		}
-		p := k.Properties()
-		p.Padding, p.EdgeMode, p.Allocator, p.Label = o.policy, o.edge, planned{dst}, n.name
-		if a, ok := k.(*ops.PoolingAverage); ok {
-			a.ZeroPad = o.zeroPad
+		if n.forward != nil {
+			b.forward = byNode[n.forward]
 		}
-		if !needsState {
-			st.encode = func(cb *vk.CommandBuffer) error {
-				_, err := k.EncodeNew(cb, src[0])
-				return err
-			}
-			return nil
+		if r, ok := e.storage[n.Result()]; ok && r != n.Result() {
+			_, b.aliased = n.op.(condAliasOp)
 		}
-		if recordArgmax {
-			k.SetRecordArgmax(true)
-		}
-		st.encode = func(cb *vk.CommandBuffer) error {
-			_, s, err := k.EncodeNewWithState(cb, src[0])
-			if err != nil {
-				return err
-			}
+		if err := n.op.build(b); err != nil {
 			if st.state != nil {
 				st.state.Close()
 			}
-			st.state = s
-			return nil
+			return fmt.Errorf("node %q: %w", n.name, err)
 		}
-	case *poolGradOp:
-		k, err := ops.NewPoolingGradient(e.dev, o.fwd.kind, o.fwd.geom)
-		if err != nil {
-			return err
+		if st.encode == nil {
+			return fmt.Errorf("%w: node %q: no GPU implementation of %s", ErrGraph, n.name, n.op.Name())
 		}
-		p := k.Properties()
-		p.Allocator, p.Label = planned{dst}, n.name
-		fwd := byNode[n.forward]
-		if fwd == nil {
-			return fmt.Errorf("%w: its forward node %s is not compiled", ErrGraph, n.forward)
-		}
-		st.encode = func(cb *vk.CommandBuffer) error {
-			_, err := k.EncodeNew(cb, src[0], src[1], fwd.state)
-			return err
-		}
-	case concatOp:
-		st.encode = func(cb *vk.CommandBuffer) error {
-			off := 0
-			for _, s := range src {
-				v, err := dst.ChannelView(off, s.C())
-				if err != nil {
-					return err
-				}
-				if err := ops.Copy(cb, s, v); err != nil {
-					return err
-				}
-				off += s.C()
-			}
-			return nil
-		}
-	case sliceOp:
-		return e.sliceStep(st, src[0], dst, o.offset, o.count)
-	case *concatSliceOp:
-		off, count, err := o.span(n.name, e.shapeOf)
-		if err != nil {
-			return err
-		}
-		return e.sliceStep(st, src[0], dst, off, count)
-	case *unsliceOp:
-		so := o.slice.op.(sliceOp)
-		st.encode = func(cb *vk.CommandBuffer) error {
-			if err := ops.Fill(cb, dst, 0); err != nil {
-				return err
-			}
-			v, err := dst.ChannelView(so.offset, so.count)
-			if err != nil {
-				return err
-			}
-			return ops.Copy(cb, src[0], v)
-		}
-	case addOp:
-		k, err := ops.NewAdd(e.dev)
-		if err != nil {
-			return err
-		}
-		st.encode = func(cb *vk.CommandBuffer) error { return k.Encode(cb, src[0], src[1], dst) }
-	case identityOp:
-		st.encode = func(*vk.CommandBuffer) error { return nil } // the result is the source's storage
-	case lossOp:
-		k, err := ops.NewLoss(e.dev, o.desc)
-		if err != nil {
-			return err
-		}
-		e.closers = append(e.closers, k)
-		st.encode = func(cb *vk.CommandBuffer) error { return k.Encode(cb, src[0], src[1], dst) }
-	case lossGradOp:
-		k, err := ops.NewLoss(e.dev, o.desc)
-		if err != nil {
-			return err
-		}
-		e.closers = append(e.closers, k)
-		st.encode = func(cb *vk.CommandBuffer) error { return k.EncodeGradient(cb, src[0], src[1], dst) }
-	default:
-		return fmt.Errorf("%w: no GPU implementation of %s", ErrGraph, n.op.name())
-	}
-	return nil
-}
-
-func (e *Executor) sliceStep(st *step, src, dst *ops.Image, off, count int) error {
-	st.encode = func(cb *vk.CommandBuffer) error {
-		v, err := src.ChannelView(off, count)
-		if err != nil {
-			return err
-		}
-		return ops.Copy(cb, v, dst)
+		byNode[n] = st
+		e.steps = append(e.steps, st)
 	}
 	return nil
 }

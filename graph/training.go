@@ -12,6 +12,15 @@ func gradName(s string) string { return "grad(" + s + ")" }
 // when s has several.
 func contribName(s, n string) string { return "grad(" + s + ")<-" + n }
 
+// constSources is implemented by ops some of whose sources take no
+// gradient (a loss's labels are constants, as with MPSCNNLoss).
+type constSources interface{ constSource(i int) bool }
+
+func constSource(n *Node, i int) bool {
+	c, ok := n.op.(constSources)
+	return ok && c.constSource(i)
+}
+
 // GradientFilter returns the gradient node of a single-source forward node
 // (MPSNNFilterNode gradientFilterWithSource:): its sources are
 // sourceGradient (the gradient of the node's result) and whatever else the
@@ -28,16 +37,33 @@ func (n *Node) GradientFilter(sourceGradient *Image) (*Node, error) {
 	return gs[0], nil
 }
 
-// GradientFilters returns one gradient node per source of n
-// (gradientFiltersWithSource:): a concatenation gives a channel slice per
-// source, an addition passes the gradient to each side, a loss gives the
-// gradient of its prediction and nil for its labels. Results are named
+// GradientFilters returns the node computing the gradient of each source
+// of n (gradientFiltersWithSource:): a concatenation gives a channel slice
+// per source, an addition passes the gradient to each side, a convolution
+// gives its data, weight and bias gradients, a loss gives the gradient of
+// its prediction and nil for its labels. One node may compute the
+// gradients of several sources (batch normalization's gives dx, dgamma
+// and dbeta); its Results are then in source order. Results are named
 // "grad(SOURCE)<-NODE".
 func (n *Node) GradientFilters(sourceGradient *Image) ([]*Node, error) {
-	return n.gradientFilters(sourceGradient, n.contribNames(nil))
+	wanted := make([]bool, len(n.sources))
+	for i := range wanted {
+		wanted[i] = !constSource(n, i) && (n.sources[i].param == nil || n.sources[i].Trainable())
+	}
+	ims, err := n.gradientImages(sourceGradient, n.contribNames(nil), wanted)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Node, len(ims))
+	for i, im := range ims {
+		if im != nil {
+			out[i] = im.producer
+		}
+	}
+	return out, nil
 }
 
-// contribNames names n's gradient nodes: "grad(S)<-N", with "#i" added
+// contribNames names n's gradient images: "grad(S)<-N", with "#i" added
 // when n reads S more than once; single[i] replaces source i's name with
 // "grad(S)" (its only contribution).
 func (n *Node) contribNames(single []bool) []string {
@@ -61,12 +87,18 @@ func (n *Node) contribNames(single []bool) []string {
 	return names
 }
 
-func (n *Node) gradientFilters(dy *Image, names []string) ([]*Node, error) {
+// gradientImages adds n's gradient nodes and returns the gradient image of
+// each wanted source (nil elsewhere).
+func (n *Node) gradientImages(dy *Image, names []string, wanted []bool) ([]*Image, error) {
 	g := n.g
 	if n.forward != nil {
 		return nil, fmt.Errorf("%w: %s is a gradient node; it has no gradient", ErrGraph, n)
 	}
-	if _, isLoss := n.op.(lossOp); !isLoss {
+	o, ok := n.op.(gradOp)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s has no gradient", ErrGraph, n)
+	}
+	if _, isLoss := n.op.(LossOp); !isLoss {
 		if dy == nil {
 			return nil, fmt.Errorf("%w: %s: nil source gradient", ErrGraph, n)
 		}
@@ -74,83 +106,77 @@ func (n *Node) gradientFilters(dy *Image, names []string) ([]*Node, error) {
 			return nil, fmt.Errorf("%w: %s: source gradient %s belongs to another graph", ErrGraph, n, dy)
 		}
 	}
-	out := make([]*Node, len(n.sources))
-	var err error
-	switch o := n.op.(type) {
-	case *poolOp:
-		out[0], err = g.add(names[0], &poolGradOp{fwd: o}, []*Image{dy, n.sources[0]}, n)
-	case concatOp:
-		// The slices' offsets are the sources' channel counts, known when
-		// the graph is compiled; record them as the cumulative position.
-		for i := range n.sources {
-			out[i], err = g.add(names[i], &concatSliceOp{concat: n, index: i}, []*Image{dy}, n)
-			if err != nil {
-				break
-			}
-		}
-	case sliceOp:
-		out[0], err = g.add(names[0], &unsliceOp{slice: n}, []*Image{dy}, n)
-	case addOp:
-		for i := range n.sources {
-			out[i], err = g.add(names[i], identityOp{}, []*Image{dy}, n)
-			if err != nil {
-				break
-			}
-		}
-	case lossOp:
-		// The loss is where the gradient starts: dLoss/dLoss = 1 is implied.
-		out[0], err = g.add(names[0], lossGradOp{desc: o.desc}, []*Image{n.sources[0], n.sources[1]}, n)
-	default:
-		return nil, fmt.Errorf("%w: %s has no gradient", ErrGraph, n)
-	}
+	ims, err := o.gradients(&gradCtx{g: g, n: n, names: names}, n, dy, wanted)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if len(ims) != len(n.sources) {
+		return nil, fmt.Errorf("%w: %s: %d gradients for %d sources (internal error)", ErrGraph, n, len(ims), len(n.sources))
+	}
+	return ims, nil
 }
 
 // Training derives the training graph of a graph ending in loss (MPS's
 // automatic training graph): walking back from the loss it adds each
-// node's gradient node, and sums gradients with an addition node wherever
+// node's gradient nodes, and sums gradients with addition nodes wherever
 // an image feeds several filters. It returns the gradient image of every
-// graph input the loss depends on through its prediction: a loss's labels
-// are constants (no gradient flows through them, as with MPSCNNLoss), even
-// when they are computed from an input.
-// Gradient images are named "grad(IMAGE)"; where an image has several
-// contributions they are named "grad(IMAGE)<-NODE" and summed into
-// "grad(IMAGE)".
+// graph input and every trainable parameter the loss depends on through
+// its prediction: a loss's labels are constants (no gradient flows
+// through them, as with MPSCNNLoss), even when they are computed from an
+// input. Gradient images are named "grad(IMAGE)" ("grad(c1.weights)" for
+// a parameter); where an image has several contributions they are named
+// "grad(IMAGE)<-NODE" and summed into "grad(IMAGE)".
 func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
+	var wrt []*Image
+	for _, im := range g.images {
+		if im.IsInput() || im.Trainable() {
+			wrt = append(wrt, im)
+		}
+	}
+	return g.TrainingFor(loss, wrt)
+}
+
+// TrainingFor is Training for the gradients of the images wrt only (graph
+// inputs and trainable parameters): an optimizer needs its parameters'
+// gradients, not the input images'.
+func (g *Graph) TrainingFor(loss *Node, wrt []*Image) (map[*Image]*Image, error) {
 	if loss == nil || loss.g != g {
 		return nil, fmt.Errorf("%w: Training needs a loss node of this graph", ErrGraph)
 	}
-	if _, ok := loss.op.(lossOp); !ok {
+	if _, ok := loss.op.(LossOp); !ok {
 		return nil, fmt.Errorf("%w: Training: %s is not a loss node", ErrGraph, loss)
+	}
+	target := map[*Image]bool{}
+	for _, im := range wrt {
+		if im == nil || im.g != g || im.producer != nil {
+			return nil, fmt.Errorf("%w: Training: %v is not an input or parameter of this graph", ErrGraph, im)
+		}
+		if im.param != nil && !im.Trainable() {
+			return nil, fmt.Errorf("%w: Training: %s is not trainable (or frozen)", ErrGraph, im)
+		}
+		target[im] = true
 	}
 	// The forward nodes the loss depends on, in topological order.
 	order, err := ancestors(loss)
 	if err != nil {
 		return nil, err
 	}
-	// needs[im]: the gradient of im is wanted (im depends on an input
+	// needs[im]: the gradient of im is wanted (im depends on a target
 	// other than through loss labels).
 	needs := map[*Image]bool{}
+	for im := range target {
+		needs[im] = true
+	}
 	for _, n := range order {
 		for i, s := range n.sources {
-			if _, isLoss := n.op.(lossOp); isLoss && i == 1 {
-				continue
-			}
-			if s.producer == nil || needs[s] {
-				needs[n.result] = true
+			if !constSource(n, i) && needs[s] {
+				for _, r := range n.results {
+					needs[r] = true
+				}
 			}
 		}
 	}
-	wanted := func(n *Node, i int) bool {
-		s := n.sources[i]
-		if _, isLoss := n.op.(lossOp); isLoss && i == 1 {
-			return false
-		}
-		return s.producer == nil || needs[s]
-	}
+	wanted := func(n *Node, i int) bool { return !constSource(n, i) && needs[n.sources[i]] }
 	// flows[n]: the loss's gradient reaches n's result (n is the loss, or
 	// a wanted source of a node it reaches).
 	flows := map[*Node]bool{loss: true}
@@ -178,7 +204,7 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 		}
 	}
 	contribs := map[*Image][]*Image{}
-	// gradient returns the summed gradient of im, adding the sum node.
+	// gradient returns the summed gradient of im, adding the sum nodes.
 	gradient := func(im *Image) (*Image, error) {
 		cs := contribs[im]
 		if len(cs) == 0 {
@@ -193,11 +219,11 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 			if k < len(cs)-1 {
 				name = fmt.Sprintf("%s+%d", gradName(im.name), k)
 			}
-			n, err := g.add(name, addOp{}, []*Image{sum, cs[k]}, nil)
+			n, err := g.add(name, SumOp{}, []*Image{sum, cs[k]}, nil)
 			if err != nil {
 				return nil, err
 			}
-			sum = n.result
+			sum = n.Result()
 		}
 		return sum, nil
 	}
@@ -208,7 +234,10 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 		}
 		var dy *Image
 		if n != loss {
-			if dy, err = gradient(n.result); err != nil {
+			if len(n.results) != 1 {
+				return nil, fmt.Errorf("%w: %s has %d results; Training follows single-result forward nodes", ErrGraph, n, len(n.results))
+			}
+			if dy, err = gradient(n.Result()); err != nil {
 				return nil, err
 			}
 			if dy == nil {
@@ -216,52 +245,32 @@ func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 			}
 		}
 		single := make([]bool, len(n.sources))
+		want := make([]bool, len(n.sources))
 		for i, s := range n.sources {
-			single[i] = consumers[s] == 1 && wanted(n, i)
+			want[i] = wanted(n, i)
+			single[i] = consumers[s] == 1 && want[i]
 		}
-		gs, err := n.gradientFilters(dy, n.contribNames(single))
+		gs, err := n.gradientImages(dy, n.contribNames(single), want)
 		if err != nil {
 			return nil, err
 		}
-		for i, gn := range gs {
-			if gn == nil || !wanted(n, i) {
-				if gn != nil {
-					g.remove(gn)
-				}
-				continue
+		for i, gi := range gs {
+			if gi != nil && want[i] {
+				contribs[n.sources[i]] = append(contribs[n.sources[i]], gi)
 			}
-			contribs[n.sources[i]] = append(contribs[n.sources[i]], gn.result)
 		}
 	}
 	out := map[*Image]*Image{}
-	for _, in := range g.Inputs() {
-		gi, err := gradient(in)
+	for _, im := range wrt {
+		gi, err := gradient(im)
 		if err != nil {
 			return nil, err
 		}
 		if gi != nil {
-			out[in] = gi
+			out[im] = gi
 		}
 	}
 	return out, nil
-}
-
-// remove deletes a node that was just added and is not wanted (a loss's
-// labels take no gradient).
-func (g *Graph) remove(n *Node) {
-	for i, m := range g.nodes {
-		if m == n {
-			g.nodes = append(g.nodes[:i], g.nodes[i+1:]...)
-			break
-		}
-	}
-	for i, im := range g.images {
-		if im == n.result {
-			g.images = append(g.images[:i], g.images[i+1:]...)
-			break
-		}
-	}
-	delete(g.byName, n.result.name)
 }
 
 // ancestors returns the nodes that image-wise precede target (target

@@ -1,0 +1,11 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/vkmps/vkmps/vk/vktest/importrules"
+)
+
+// What graph may import, directly and at all: vk/vktest/importrules.Rules
+// (STYLE.md's layering), checked with go list -deps.
+func TestImportRules(t *testing.T) { importrules.Check(t, "graph") }
