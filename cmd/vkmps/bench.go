@@ -65,8 +65,11 @@ the copy shader / its time).
 Output: a table on stdout (device, driver, date first); --json writes one JSON
 object per line (a header, a row per kernel, the copy bandwidth last; "-" is
 stdout instead of the table); --plot draws a bar chart (PNG) of GB/s (with the
-copy bandwidth as a line) or of microseconds per kernel. A progress bar goes
-to stderr when it is a terminal.
+copy bandwidth as a line) or of microseconds per kernel. Both replace only a
+file bench wrote before (its JSON lines, a PNG), never another, and must be
+two files. A run in which no case could run (every shape beyond the device
+or without output) is an error. A progress bar goes to stderr when it is a
+terminal.
 
 examples:
   vkmps bench
@@ -249,6 +252,7 @@ type benchConfig struct {
 	plotMetric string
 	stats      bool // --pipeline-stats
 	device     string
+	tuning     ops.Tuning // $VKMPS_TUNE (cmdTuning)
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -321,7 +325,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		cfg.copyBytes = 4 << 20
 	}
 	if cfg.jsonPath != "" && cfg.jsonPath != "-" {
-		if err := tensorio.CheckOutput(cfg.jsonPath); err != nil {
+		if f, err := tensorio.FormatOf(cfg.jsonPath); err == nil {
+			return usageError(c, fmt.Errorf("--json %s: a %s name for JSON lines: give FILE.jsonl (or -)", cfg.jsonPath, map[tensorio.Format]string{tensorio.NPY: ".npy", tensorio.PNG: ".png"}[f]))
+		}
+		if err := checkReportOutput("json", cfg.jsonPath, isBenchJSON); err != nil {
 			return err
 		}
 	}
@@ -329,7 +336,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		if f, err := tensorio.FormatOf(cfg.plotPath); err != nil || f != tensorio.PNG {
 			return usageError(c, fmt.Errorf("--plot: %q: want a .png file", cfg.plotPath))
 		}
-		if err := tensorio.CheckOutput(cfg.plotPath, cfg.jsonPath); err != nil {
+		if sameFile(cfg.plotPath, cfg.jsonPath) {
+			return usageError(c, fmt.Errorf("--json and --plot name the same file %s: give each its own", cfg.plotPath))
+		}
+		if err := checkReportOutput("plot", cfg.plotPath, isPNG); err != nil {
 			return err
 		}
 	}
@@ -338,6 +348,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 
 // benchRun opens the device, measures and reports.
 func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
+	if cfg.tuning, err = cmdTuning(); err != nil {
+		return err
+	}
 	dev, err := openCmdDeviceWith(vk.Options{Device: cfg.device, PipelineStatistics: cfg.stats})
 	if err != nil {
 		return err
@@ -380,7 +393,7 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 		}
 	}
 	head.WarmupMs = float64(cfg.warmup) / 1e6
-	r := &benchRunner{ctx: ctx, dev: dev, iters: cfg.iters, minTime: cfg.minTime, warmup: cfg.warmup, maxReps: cfg.maxReps, bar: bar,
+	r := &benchRunner{ctx: ctx, dev: dev, tuning: cfg.tuning, iters: cfg.iters, minTime: cfg.minTime, warmup: cfg.warmup, maxReps: cfg.maxReps, bar: bar,
 		rng: rand.New(rand.NewPCG(1, 2))}
 
 	bar.Describe("copy bandwidth")
@@ -424,6 +437,9 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 		head.CopyEndGBps, head.CopyEndFreshGBps = again.GBps, fresh.GBps
 	}
 	bar.Finish()
+	if err := allSkipped(rows); err != nil {
+		return err
+	}
 	if cfg.jsonPath != "-" {
 		benchTable(e.stdout, head, rows, cp)
 	}

@@ -20,6 +20,7 @@ import (
 type benchRunner struct {
 	ctx     context.Context
 	dev     *vk.Device
+	tuning  ops.Tuning // given to every kernel ($VKMPS_TUNE)
 	iters   int
 	minTime time.Duration
 	maxReps int
@@ -283,6 +284,12 @@ func (b *benchRunner) kernel(c benchCase, src *ops.Image) (row benchRow, err err
 	k.SetRecordArgmax(c.argmax)
 	gk, err := ops.NewPoolingGradient(b.dev, kind, geom)
 	if err != nil {
+		return row, err
+	}
+	if err := k.SetTuning(b.tuning); err != nil {
+		return row, err
+	}
+	if err := gk.SetTuning(b.tuning); err != nil {
 		return row, err
 	}
 

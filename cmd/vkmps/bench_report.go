@@ -39,6 +39,9 @@ type benchHeader struct {
 	MaxReps       int     `json:"max_reps"`
 	Repeat        int     `json:"repeat"`
 	WarmupMs      float64 `json:"warmup_ms"`
+	// Tuning is the kernels' work-shape overrides ($VKMPS_TUNE, in
+	// ops.ParseTuning's form); empty when the kernels chose.
+	Tuning string `json:"tuning,omitempty"`
 	// CopyEndGBps is the copy bandwidth measured again after the last
 	// pass (with --repeat > 1); 0 when not measured.
 	CopyEndGBps float64 `json:"copy_end_GBps,omitempty"`
@@ -57,7 +60,8 @@ func newBenchHeader(info vk.Info, cfg benchConfig) benchHeader {
 	return benchHeader{Tool: "bench", Device: info.Name, DeviceType: info.Type.String(), Vendor: info.Vendor,
 		Driver: info.DriverName, DriverVersion: info.DriverVersion, DriverInfo: info.DriverInfo,
 		Vulkan: info.APIVersion.String(), Date: time.Now().UTC().Format(time.RFC3339), DType: strings.Join(dts, ","), Layout: "nchw",
-		Iters: cfg.iters, MinTimeUs: float64(cfg.minTime) / 1e3, MaxReps: cfg.maxReps, Repeat: max(1, cfg.repeat)}
+		Iters: cfg.iters, MinTimeUs: float64(cfg.minTime) / 1e3, MaxReps: cfg.maxReps, Repeat: max(1, cfg.repeat),
+		Tuning: cfg.tuning.String()}
 }
 
 // benchRowJSON is a kernel's JSON line. The fields up to pad, fwd_us,
@@ -208,6 +212,9 @@ func benchTable(w io.Writer, h benchHeader, rows []benchRow, cp benchCopy) {
 		fmt.Fprintf(w, " (%s)", h.DriverInfo)
 	}
 	fmt.Fprintf(w, "\ndate:    %s\n", h.Date)
+	if h.Tuning != "" {
+		fmt.Fprintf(w, "tuning:  %s (from $%s; not the kernels' own choices)\n", h.Tuning, tuneVar)
+	}
 	fmt.Fprintf(w, "copy:    %.1f GB/s with the copy shader (2 x %s in %.2f µs); vkCmdCopyBuffer %.1f GB/s",
 		cp.GBps, bytesString(cp.Bytes), us(cp.Shader.Median), cp.CmdGBps)
 	if h.CopyEndGBps > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/tensorio"
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
 
 // requireVulkan skips t when the machine has no Vulkan device, unless
@@ -25,8 +26,8 @@ func requireVulkan(t testing.TB) {
 	if err == nil && len(infos) > 0 {
 		return
 	}
-	if os.Getenv("VKMPS_REQUIRE_DEVICE") == "1" {
-		t.Fatalf("no Vulkan device (VKMPS_REQUIRE_DEVICE=1): %v", err)
+	if require, rerr := vkenv.RequireDevice(); require || rerr != nil {
+		t.Fatalf("no Vulkan device (VKMPS_REQUIRE_DEVICE=1): %v (%v)", err, rerr)
 	}
 	t.Skipf("no Vulkan device: %v", err)
 }

@@ -4,24 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
+
+// The environment variables vkmps reads, all in this file (the library
+// packages read none; see package vkenv):
+//
+//	VKMPS_DEVICE      the device when --device is not given (vkenv)
+//	VKMPS_VALIDATION  1: the Vulkan validation layer, with synchronization
+//	                  validation; core: without; 0 or unset: off (vkenv)
+//	VKMPS_TUNE        work-shape overrides for the pooling kernels bench
+//	                  measures, reported in its header (cmdTuning,
+//	                  ops.ParseTuning); for measurements only
+//
+// A value that cannot be read is an error (exit 2), never ignored.
 
 // openCmdDevice opens the device a command runs on: sel names it by index
 // or part of its name; empty means $VKMPS_DEVICE, then the best device.
-// $VKMPS_VALIDATION=1 turns the validation layer on (vk.Open reads it).
+// $VKMPS_VALIDATION turns the validation layer on.
 func openCmdDevice(sel string) (*vk.Device, error) {
 	return openCmdDeviceWith(vk.Options{Device: sel})
 }
 
-// openCmdDeviceWith is openCmdDevice with more options.
+// openCmdDeviceWith is openCmdDevice with more options; what o leaves
+// unset comes from the environment (vkenv.Open).
 func openCmdDeviceWith(o vk.Options) (*vk.Device, error) {
-	return vk.Open(o)
+	return vkenv.Open(o)
 }
+
+// cmdTuning returns the kernel tuning $VKMPS_TUNE asks for
+// (ops.ParseTuning: comma-separated key=value pairs such as "ox=2,wg=128";
+// unset or empty: the kernels choose). bench gives it to every kernel it
+// measures and reports it when not default.
+func cmdTuning() (ops.Tuning, error) {
+	t, err := ops.ParseTuning(os.Getenv(tuneVar))
+	if err != nil {
+		return t, fmt.Errorf("$%s: %w", tuneVar, err)
+	}
+	return t, nil
+}
+
+// tuneVar is the variable cmdTuning reads.
+const tuneVar = "VKMPS_TUNE"
 
 // closeCmdDevice closes dev. With the validation layer on, as the tests
 // run commands, it also reports objects left open and every validation

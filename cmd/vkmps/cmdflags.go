@@ -28,10 +28,16 @@ func parseInterleaved(c *command, e *env, fs *flag.FlagSet, args []string) ([]st
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
+			if err := flagx.NoEmpty(fs, "device"); err != nil {
+				return nil, usageError(c, err)
+			}
 			return pos, nil
 		}
 		// fs.Parse stops at the first non-flag, or after "--".
 		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			if err := flagx.NoEmpty(fs, "device"); err != nil {
+				return nil, usageError(c, err)
+			}
 			return append(pos, rest...), nil
 		}
 		pos = append(pos, rest[0])

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
 
 func init() {
@@ -48,12 +49,17 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	selector := *sel
-	if selector == "" {
-		selector = os.Getenv("VKMPS_DEVICE")
-	}
-	chosen, err := vk.Choose(infos, selector)
+	// The environment as the other commands read it: $VKMPS_DEVICE when
+	// --device is not given; a bad $VKMPS_VALIDATION is an error here too.
+	o, err := vkenv.Options(vk.Options{Device: *sel})
 	if err != nil {
+		return err
+	}
+	chosen, err := vk.Choose(infos, o.Device)
+	if err != nil {
+		if *sel == "" && errors.Is(err, vk.ErrNoSuchDevice) {
+			err = fmt.Errorf("%w (chosen by $%s)", err, vkenv.DeviceVar)
+		}
 		return err
 	}
 	if *asJSON {

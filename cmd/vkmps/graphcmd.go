@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -21,22 +20,34 @@ import (
 
 // graphUsage follows "usage: vkmps graph"; the subcommands' usage follows
 // "usage: vkmps graph run" and "usage: vkmps graph train".
-const (
+var (
 	graphUsage      = "run|train " + graphUsageRun + "\n       vkmps graph train ... [--loss NAME] [--argmax]" + graphUsageBody
 	graphUsageRun   = "FILE.json --in NAME=FILE.npy... [--out DIR] [--fetch NAME]... [--iters N] [--device D]"
-	graphUsageTrain = graphUsageRun + "\n                         [--loss NAME] [--argmax]"
+	graphUsageTrain = graphUsageRun + "\n                         [--loss NAME] [--argmax]" +
+		"\n                         [--optimizer sgd|momentum|nesterov|rmsprop|adam --lr F [--momentum F] [--weight-decay F]" +
+		"\n                          --steps N | --epochs N --batch N [--seed N] [--log FILE.jsonl] [--save DIR] [--load DIR] [--plot FILE.png]]"
 )
 
-const graphUsageBody = `
+// graphUsageBody is completed with the graph package's op names at start-up.
+var graphUsageBody = `
 
-Runs a graph of pooling, concat, add, slice and loss nodes written in
-vkmps's JSON format (see the graph package documentation) on the GPU, with
-inputs and outputs as NumPy .npy files (NCHW float32).
+Runs a graph written in vkmps's JSON format (see the graph package
+documentation) on the GPU, with inputs and outputs as NumPy .npy files
+(NCHW float32). Its nodes are any of these ops:
+` + wrapWords(strings.Join(graph.OpNames(), ", "), "  ", 74) + `
+Trainable parameters (convolution weights and biases, batch-norm gamma and
+beta, PReLU slopes) start from PyTorch's initializers and are named
+NODE.weights, NODE.bias, ...
 
   run    computes the graph's outputs ("outputs" in FILE, else its sinks).
   train  derives the training graph from the loss node ("loss" in FILE, or
          --loss), runs it, prints the loss, and computes the gradient of
          every input the loss depends on (labels excepted) and the outputs.
+         With --optimizer it also updates the parameters: --steps N steps
+         on the given inputs, or --epochs N over them as a data set cut
+         into shuffled mini-batches of --batch N; --save DIR writes the
+         trained parameters (.npy and checkpoint.safetensors), --load DIR
+         starts from them, --log and --plot record the loss per step.
 
 Every input the results depend on needs --in NAME=FILE.npy (.png also
 works); its shape comes from the file ((N,C,H,W), (C,H,W) or (H,W)) and
@@ -46,14 +57,33 @@ result is written to DIR/NAME.npy as float32 (N,C,H,W), NAME with every
 character outside [A-Za-z0-9._-] replaced by '_': the gradient "grad(x)"
 goes to grad_x_.npy. Files are written atomically, only after the whole
 run succeeded, and never over an input. Without --out a summary is printed.
---iters N runs the graph N times (the executor records its one command
-buffer on the first run and replays it) and prints the time per run.
+--iters N (at most 10^9) runs the graph N times (the executor records its one
+command buffer on the first run and replays it) and prints the time per run.
 
 examples:
   vkmps graph run pool.json --in x=x.npy --out out
   vkmps graph run pool.json --in x=x.npy --fetch p1 --out out
   vkmps graph train pool.json --in x=x.npy --in labels=y.npy --out grads
-  vkmps graph train pool.json --in x=x.npy --in labels=y.npy --iters 100`
+  vkmps graph train pool.json --in x=x.npy --in labels=y.npy --iters 100
+  vkmps graph train net.json --in x=images.npy --in labels=onehot.npy \
+      --optimizer adam --lr 0.001 --epochs 5 --batch 64 --save trained --plot loss.png`
+
+// wrapWords breaks s at spaces into lines of at most width, each indented.
+func wrapWords(s, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(s) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	return b.String() + line + "\n"
+}
 
 func init() {
 	register(&command{
@@ -118,7 +148,9 @@ type graphJob struct {
 	iters  int
 	loss   string
 	argmax bool
+	opt    trainFlags
 	device string
+	ld     *lazyDevice // graph run and train without --optimizer
 
 	g       *graph.Graph
 	spec    *graph.File
@@ -128,7 +160,7 @@ type graphJob struct {
 	paths   map[*graph.Image]string    // output files, with --out
 }
 
-func runGraph(ctx context.Context, e *env, args []string) error {
+func runGraph(ctx context.Context, e *env, args []string) (err error) {
 	c := commands["graph"]
 	if len(args) == 0 {
 		return usageError(c, errors.New("want `vkmps graph run FILE.json ...` or `vkmps graph train FILE.json ...`"))
@@ -155,6 +187,7 @@ func runGraph(ctx context.Context, e *env, args []string) error {
 	if j.train {
 		fs.StringVar(&j.loss, "loss", "", "the loss node to train from (default: \"loss\" in FILE)")
 		fs.BoolVar(&j.argmax, "argmax", false, "max pooling nodes record their argmax for the gradient")
+		j.opt.register(fs)
 	}
 	pos, err := parseInterleaved(sub, e, fs, args[1:])
 	if err != nil {
@@ -167,9 +200,23 @@ func runGraph(ctx context.Context, e *env, args []string) error {
 		return usageError(sub, fmt.Errorf("unexpected argument %q", pos[1]))
 	case j.iters < 1:
 		return usageError(sub, fmt.Errorf("--iters: %d is too small: must be >= 1", j.iters))
+	case j.iters > maxIters:
+		return usageError(sub, fmt.Errorf("--iters: %d is more than %d", j.iters, maxIters))
 	}
 	j.file = pos[0]
-	if err := j.prepare(); err != nil {
+	if err := j.opt.check(sub); err != nil {
+		return err
+	}
+	if j.opt.enabled() {
+		return j.runTraining(ctx, e)
+	}
+	j.ld = &lazyDevice{sel: j.device} // opened by the first input's check
+	defer func() {
+		if cerr := j.ld.close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := j.prepare(ctx); err != nil {
 		return err
 	}
 	return j.run(ctx, e)
@@ -178,13 +225,9 @@ func runGraph(ctx context.Context, e *env, args []string) error {
 // prepare loads the graph, derives the training graph, chooses the
 // outputs, checks the output paths and reads the inputs: every error
 // that does not need the GPU, before any work.
-func (j *graphJob) prepare() error {
-	f, err := os.Open(j.file)
-	if err != nil {
-		return err
-	}
-	j.g, j.spec, err = graph.Load(f)
-	f.Close()
+func (j *graphJob) prepare(ctx context.Context) error {
+	var err error
+	j.g, j.spec, err = graph.LoadFile(j.file)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}
@@ -218,7 +261,9 @@ func (j *graphJob) prepare() error {
 			return fmt.Errorf("%s: %w", j.file, err)
 		}
 		j.outputs = append(j.outputs, j.lossImg)
-		for _, in := range j.g.Inputs() { // in name order
+		// The inputs' gradients (in name order), then the trainable
+		// parameters' (grad(NODE.weights), ..., in creation order).
+		for _, in := range append(j.g.Inputs(), j.g.Parameters()...) {
 			if gi := grads[in]; gi != nil {
 				j.outputs = append(j.outputs, gi)
 			}
@@ -253,7 +298,7 @@ func (j *graphJob) prepare() error {
 		if !ok {
 			return usageError(j.cmd, fmt.Errorf("input %q needs --in %s=FILE.npy", name, name))
 		}
-		t, err := tensorio.Read(path)
+		t, err := readInput(ctx, path, j.ld.check(func(n, c, h, w int) uint64 { return 0 }))
 		if err != nil {
 			return fmt.Errorf("input %q: %w", name, err)
 		}
@@ -393,31 +438,33 @@ func (j *graphJob) run(ctx context.Context, e *env) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}
-	dev, err := openCmdDevice(j.device)
+	dev, err := j.ld.get() // runGraph closes it
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeCmdDevice(dev); err == nil {
-			err = cerr
-		}
-	}()
-	ex, err := j.g.Compile(dev, graph.CompileOptions{Inputs: descs, Outputs: j.outputs, RecordArgmax: j.argmax})
+	mode := graph.ModeInference // graph run: batch norm uses its running statistics, dropout is off
+	if j.train {
+		mode = graph.ModeTraining
+	}
+	ex, err := j.g.Compile(dev, graph.CompileOptions{Inputs: descs, Outputs: j.outputs, RecordArgmax: j.argmax, Mode: mode})
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}
 	defer ex.Close()
 	var res map[string][]float32
-	times := make([]time.Duration, j.iters)
-	var subs uint64 // queue submissions of the runs after the first
-	for i := range times {
+	var first time.Duration
+	var times timeSample // of the runs after the first
+	var subs uint64      // queue submissions of the runs after the first
+	for i := 0; i < j.iters; i++ {
 		before := dev.Submissions()
 		start := time.Now()
 		if res, err = ex.Run(ctx, feeds); err != nil {
 			return fmt.Errorf("%s: %w", j.file, err)
 		}
-		times[i] = time.Since(start)
-		if i > 0 {
+		if i == 0 {
+			first = time.Since(start)
+		} else {
+			times.add(time.Since(start))
 			subs += dev.Submissions() - before
 		}
 	}
@@ -444,10 +491,8 @@ func (j *graphJob) run(ctx context.Context, e *env) (err error) {
 	}
 	tw.Flush()
 	if j.iters > 1 {
-		rest := slices.Clone(times[1:])
-		slices.Sort(rest)
-		fmt.Fprintf(e.stdout, "time: first run %s (records the command buffer), then %s per run (median of %d; queue submissions per run: %.3g)\n",
-			times[0].Round(time.Microsecond), rest[len(rest)/2].Round(time.Microsecond), len(rest), float64(subs)/float64(len(rest)))
+		fmt.Fprintf(e.stdout, "time: first run %s (records the command buffer), then %s per run (median of %s; queue submissions per run: %.3g)\n",
+			first.Round(time.Microsecond), times.median().Round(time.Microsecond), times.describe(), float64(subs)/float64(times.n))
 	}
 	if j.out == "" {
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/tensorio"
 	"github.com/vkmps/vkmps/graph"
+	"github.com/vkmps/vkmps/graph/graphref"
 	"github.com/vkmps/vkmps/ops"
 )
 
@@ -93,7 +94,7 @@ func TestGraphRunMatchesCPU(t *testing.T) {
 
 	g, _, err := graph.Load(strings.NewReader(graphTestJSON))
 	require.NoError(t, err)
-	want, err := g.EvalCPU(f.shapes, f.feeds, g.Image("cat"), g.Image("s"))
+	want, err := graphref.Eval(g, f.shapes, f.feeds, g.Image("cat"), g.Image("s"))
 	require.NoError(t, err)
 	assertClose(t, filepath.Join(out, "cat.npy"), want["cat"], [4]int{2, 6, 5, 5})
 	assertClose(t, filepath.Join(out, "s.npy"), want["s"], [4]int{2, 3, 5, 5})
@@ -114,7 +115,7 @@ func TestGraphTrainMatchesCPU(t *testing.T) {
 	require.Equal(t, "grad(x)", gx.Name())
 	// Intermediates of the training graph: the concat's slice for s and
 	// p1's contribution to grad(x).
-	want, err := g.EvalCPU(f.shapes, f.feeds, g.Image("loss"), gx, g.Image("cat"), g.Image("grad(s)"), g.Image("grad(x)<-p1"))
+	want, err := graphref.Eval(g, f.shapes, f.feeds, g.Image("loss"), gx, g.Image("cat"), g.Image("grad(s)"), g.Image("grad(x)<-p1"))
 	require.NoError(t, err)
 
 	var prev []float32

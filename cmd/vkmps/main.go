@@ -57,6 +57,9 @@ var errCheckFailed = errors.New("check failed")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The first Ctrl-C cancels ctx, which every wait honours (the GPU, a
+	// pipe, a FIFO without a writer); a second one kills the process.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -102,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
 func topUsage(w io.Writer) {
-	fmt.Fprintln(w, "vkmps: Metal Performance Shaders' pooling kernels and their gradients on any Vulkan device.")
+	fmt.Fprintln(w, "vkmps: Metal Performance Shaders' CNN kernels, their gradients and training, on any Vulkan device.")
 	fmt.Fprintln(w, "\nusage: vkmps COMMAND [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
@@ -136,6 +139,9 @@ func parse(c *command, e *env, fs *flag.FlagSet, args []string) error {
 	}
 	if err != nil {
 		return usageError(c, flagx.ParseError(fs, err))
+	}
+	if err := flagx.NoEmpty(fs, "device"); err != nil {
+		return usageError(c, err)
 	}
 	if fs.NArg() > 0 {
 		return usageError(c, fmt.Errorf("unexpected argument %q", fs.Arg(0)))

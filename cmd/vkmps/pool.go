@@ -8,6 +8,7 @@ import (
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/flagx"
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/tensorio"
 	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
 	"github.com/vkmps/vkmps/vk"
 )
 
@@ -25,9 +26,12 @@ Runs one forward pooling kernel on the chosen device and writes its output.
 
 Input: .npy of float32 or float64 (converted), shaped (N,C,H,W), (C,H,W) or
 (H,W); or a PNG image, read as (1,C,H,W) with values in 0..1 (grey, RGB, RGBA:
-1, 3 or 4 channels). Output: .npy float32 with the input's rank, or a PNG of
-the output normalised to its range. The output is written atomically and is
-never one of the inputs. A one-line summary goes to stdout unless --quiet.
+1, 3 or 4 channels). A pipe works too (--in /dev/stdin, a FIFO); Ctrl-C ends
+a wait for its data. An input the device cannot hold with the output is
+refused from its header, before its data is read or its pixels decoded.
+Output: .npy float32 with the input's rank, or a PNG of the output
+normalised to its range. The output is written atomically and is never one
+of the inputs. A one-line summary goes to stdout unless --quiet.
 
 ` + poolFlagsHelp + `
 
@@ -110,28 +114,29 @@ func poolCommand(ctx context.Context, e *env, c *command, args []string, grad bo
 	if err := tensorio.CheckOutput(*pf.out, inputs...); err != nil {
 		return err
 	}
-	x, err := tensorio.Read(*pf.in)
+	// The inputs, checked against the device before their data is read.
+	ld := &lazyDevice{sel: *pf.device}
+	defer func() {
+		if cerr := ld.close(); err == nil {
+			err = cerr
+		}
+	}()
+	x, err := readInput(ctx, *pf.in, ld.check(func(n, c, h, w int) uint64 { return cfg.resultBytes(n, c, h, w, grad) }))
 	if err != nil {
 		return err
 	}
 	var dy *tensorio.Tensor
 	if grad {
-		t, err := tensorio.Read(*gradPath)
+		t, err := readInput(ctx, *gradPath, ld.check(nil)) // counted with x
 		if err != nil {
 			return err
 		}
 		dy = &t
 	}
-
-	dev, err := openCmdDevice(*pf.device)
+	dev, err := ld.get()
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeCmdDevice(dev); err == nil {
-			err = cerr
-		}
-	}()
 	r, err := runPoolKernel(ctx, dev, cfg, x, dy, poolOptions{inName: *pf.in, gradName: "--grad " + valueOr(gradPath), argmax: argmax != nil && *argmax})
 	if err != nil {
 		return err
@@ -155,6 +160,25 @@ func poolCommand(ctx context.Context, e *env, c *command, args []string, grad bo
 			from, what, result.ShapeString(), dev.Info().Name, r.timing(), *pf.out)
 	}
 	return nil
+}
+
+// resultBytes is the device memory pool (grad false) or pool-grad needs
+// besides an input of shape (n, c, h, w): the output, and for the
+// gradient the output gradient read (its size) and dx (the input's). 0
+// when the padding leaves no output (the kernel reports that).
+func (c poolConfig) resultBytes(n, cc, h, w int, grad bool) uint64 {
+	g := c.geom
+	k := padding.Kernel{KernelW: g.KernelWidth, KernelH: g.KernelHeight, StrideX: g.StrideX, StrideY: g.StrideY,
+		DilationX: g.DilationX, DilationY: g.DilationY, EdgeMode: c.edge, ZeroPad: c.zeroPad}
+	r, err := padding.Resolve(c.policy, []padding.Descriptor{{N: n, C: cc, H: h, W: w}}, nil, k)
+	if err != nil {
+		return 0
+	}
+	y := uint64(r.Dest.N) * uint64(r.Dest.C) * uint64(r.Dest.H) * uint64(r.Dest.W) * 4
+	if !grad {
+		return y
+	}
+	return 2*y + uint64(n)*uint64(cc)*uint64(h)*uint64(w)*4
 }
 
 func valueOr(s *string) string {

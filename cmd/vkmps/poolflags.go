@@ -28,6 +28,8 @@ Padding: one of three ways, PyTorch's by default.
                                with --count-include-pad by the padded window;
                                --ceil-mode rounds the output size up (PyTorch's
                                rule: no window may start in the bottom/right pad).
+                               Each pad is at most half the window's extent
+                               (k-1)*d+1, as PyTorch requires.
                                When none of --pad, --padding, --padding-method is
                                given, vkmps uses --pad 0 (PyTorch's default).
   --padding valid|same|full    an MPS padding policy (MPSNNPaddingMethod sizes
@@ -164,6 +166,9 @@ func (p *poolFlags) config() (poolConfig, error) {
 	pads := padding.Pads{Top: p.pad.Top, Left: p.pad.Left, Bottom: p.pad.Bottom, Right: p.pad.Right}
 	switch {
 	case explicit:
+		if err := checkTorchPads(pads, c.geom); err != nil {
+			return c, err
+		}
 		c.policy = padding.Explicit(pads, *p.ceil, *p.countIncludePad)
 	case set("padding-method"):
 		m, err := parseMethod(*p.method)
@@ -172,6 +177,11 @@ func (p *poolFlags) config() (poolConfig, error) {
 		}
 		c.policy = padding.WithMethod(m)
 	default:
+		if p.padding.Value == "caffe" {
+			if err := checkCaffePads(pads, c.geom); err != nil {
+				return c, err
+			}
+		}
 		c.policy = presetPolicy(p.padding.Value, c.kind, pads)
 		if c.policy == nil {
 			return c, fmt.Errorf("flag --padding caffe takes symmetric pads: --pad %s has top %d, bottom %d, left %d, right %d",
@@ -184,6 +194,35 @@ func (p *poolFlags) config() (poolConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkTorchPads refuses explicit pads PyTorch refuses: a pad over half
+// the window's effective extent on its axis, (k-1)*d+1 (torch ≥ 2.0's
+// pooling_output_shape check; torch 1.13 compared with half the kernel
+// size, the same without dilation). Such pads make windows that lie
+// wholly in the padding, and vkmps documents --pad as PyTorch's.
+func checkTorchPads(p padding.Pads, g ops.Geometry) error {
+	kx, ky := (g.KernelWidth-1)*g.DilationX+1, (g.KernelHeight-1)*g.DilationY+1
+	for _, side := range []struct {
+		name     string
+		pad, ext int
+	}{{"top", p.Top, ky}, {"left", p.Left, kx}, {"bottom", p.Bottom, ky}, {"right", p.Right, kx}} {
+		if side.pad > side.ext/2 {
+			return &flagx.Error{Flag: "pad", Msg: fmt.Sprintf("the %s pad %d is more than half the window's extent %d (at most %d): PyTorch refuses it, and windows would lie wholly in the padding",
+				side.name, side.pad, side.ext, side.ext/2)}
+		}
+	}
+	return nil
+}
+
+// checkCaffePads refuses pads Caffe's pooling layer refuses: a pad of the
+// kernel size or more (CHECK_LT(pad, kernel)).
+func checkCaffePads(p padding.Pads, g ops.Geometry) error {
+	if p.Top >= g.KernelHeight || p.Left >= g.KernelWidth {
+		return &flagx.Error{Flag: "pad", Msg: fmt.Sprintf("pads %d,%d with --padding caffe must be smaller than the kernel %dx%d, as Caffe requires",
+			p.Top, p.Left, g.KernelHeight, g.KernelWidth)}
+	}
+	return nil
 }
 
 // presetPolicy returns the policy of --padding name (with the --pad pads

@@ -31,7 +31,8 @@ sizes 1-7 and 15, strides 1-4, dilations 1-3, both edge modes, every
 MPSNNPaddingMethod, the TensorFlow, Caffe and PyTorch padding presets, zero
 pads, ExcludeEdges, offsets and clip rectangles, batches and odd channel
 counts, ties and NaNs for max, argmax recorded or recomputed. The same seed
-gives the same table. When run inside the vkmps source tree, the 180 PyTorch
+gives the same table; cases are drawn as they run, so any N takes little
+memory (Ctrl-C stops it). When run inside the vkmps source tree, the 180 PyTorch
 cases of ops/testdata/torch/pool_cases.json are checked too (they are not
 built into the binary).
 
@@ -87,24 +88,24 @@ func runSelfcheck(ctx context.Context, e *env, args []string) (err error) {
 		return usageError(c, fmt.Errorf("--cases: %d is out of range: want 0 to 1000000", *n))
 	}
 
-	// The table, drawn before the device opens.
+	// The random cases are drawn one at a time as they run (the table's
+	// memory does not grow with --cases); the same seed gives the same
+	// table. The PyTorch cases, a fixed file, run after them.
 	r := rand.New(rand.NewSource(*seed))
-	var cases []checkCase
-	for _, kind := range checkKinds {
-		for i := range *n {
-			cases = append(cases, randomCase(r, kind, i))
-		}
-	}
+	var tcs []ref.TorchCase
 	torchNote := "PyTorch cases: not found (run from the vkmps source tree to check them too)"
 	if path, ok := findUp(torchCasesFile); ok {
-		tcs, err := ref.LoadTorchCases(path)
-		if err != nil {
+		if tcs, err = ref.LoadTorchCases(path); err != nil {
 			return err
 		}
-		for i, tc := range tcs {
-			cases = append(cases, torchCase(tc, i))
-		}
 		torchNote = fmt.Sprintf("PyTorch cases: %d from %s", len(tcs), path)
+	}
+	total := len(checkKinds)**n + len(tcs)
+	next := func(i int) checkCase {
+		if i < len(checkKinds)**n {
+			return randomCase(r, checkKinds[i / *n], i%*n)
+		}
+		return torchCase(tcs[i-len(checkKinds)**n], i-len(checkKinds)**n)
 	}
 
 	dev, err := openCmdDevice(*sel)
@@ -131,9 +132,10 @@ func runSelfcheck(ctx context.Context, e *env, args []string) (err error) {
 	}
 
 	fmt.Fprintf(e.stdout, "selfcheck on %s: %d random cases per kernel (seed %d); %s\n", dev.Info().Name, *n, *seed, torchNote)
-	bar := progress.New(e.stderr, len(cases), "selfcheck", progress.Options{})
+	bar := progress.New(e.stderr, total, "selfcheck", progress.Options{})
 	lost := false
-	for _, cs := range cases {
+	for i := 0; i < total; i++ {
+		cs := next(i)
 		bar.Describe(cs.kind.String())
 		fwdErr, gradErr := checkOne(ctx, dev, r, cs)
 		if ctx.Err() != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/demoimage"
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
 
 // selfcheck passes on the device with a small table (and the PyTorch
@@ -63,7 +64,7 @@ func TestSelfcheckBadFlags(t *testing.T) {
 func deviceName(t *testing.T) string {
 	infos, err := vk.Devices()
 	require.NoError(t, err)
-	i, err := vk.Choose(infos, os.Getenv("VKMPS_DEVICE"))
+	i, err := vk.Choose(infos, vkenv.Device())
 	require.NoError(t, err)
 	return infos[i].Name
 }
@@ -133,14 +134,19 @@ func TestBinaryExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("builds the binary: no go command here")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vkmps")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	// $VKMPS_TEST_BINARY: a vkmps built beforehand from this tree, where
+	// there is no go command (make docker-test's container).
+	bin := os.Getenv("VKMPS_TEST_BINARY")
+	if bin == "" {
+		if _, err := exec.LookPath("go"); err != nil {
+			t.Skip("builds the binary: no go command here, and no $VKMPS_TEST_BINARY")
+		}
+		bin = filepath.Join(dir, "vkmps")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
 	x := writeTensor(t, dir, "x.npy", ramp(1, 1, 4, 4, 2))
 	tests := []struct {
 		args   []string

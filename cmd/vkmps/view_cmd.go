@@ -104,7 +104,11 @@ func runView(ctx context.Context, e *env, args []string) error {
 		v.picture, err = tensorio.ReadPNG(bytes.NewReader(demoPNG))
 		v.name = "demo picture"
 	} else {
-		v.picture, err = tensorio.ReadPNGFile(v.in)
+		if f, ferr := tensorio.FormatOf(v.in); ferr == nil && f == tensorio.PNG {
+			v.picture, err = readInput(ctx, v.in, nil) // Ctrl-C ends a wait on a pipe
+		} else {
+			v.picture, err = tensorio.ReadPNGFile(v.in)
+		}
 		v.name = filepath.Base(v.in)
 	}
 	if err != nil {

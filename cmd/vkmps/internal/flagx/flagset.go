@@ -73,3 +73,33 @@ func Conflict(fs *flag.FlagSet, a, b string) error {
 	}
 	return nil
 }
+
+// NoEmpty returns "flag --NAME needs a value (got an empty string)" for
+// the first flag (in name order) that was given on the command line with
+// an empty value and holds a string (a plain string flag, or any value
+// whose Get returns a string), or nil. A file flag given "" (--out "",
+// a shell variable that is unset) is refused naming the flag, not later
+// as a file without an extension. allow names flags for which an empty
+// value means their default (--device "").
+func NoEmpty(fs *flag.FlagSet, allow ...string) error {
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if bad != "" {
+			return
+		}
+		for _, a := range allow {
+			if a == f.Name {
+				return
+			}
+		}
+		if g, ok := f.Value.(flag.Getter); ok {
+			if s, ok := g.Get().(string); ok && s == "" {
+				bad = f.Name
+			}
+		}
+	})
+	if bad != "" {
+		return fmt.Errorf("flag --%s needs a value (got an empty string)", bad)
+	}
+	return nil
+}

@@ -191,3 +191,21 @@ func ExamplePairHW() {
 	// <nil> 3 3 1 2 1 2 1 2
 	// --kernel: "3,x" is not a number ("x")
 }
+
+// TestNoEmpty: a string flag given "" is refused naming it (not later as
+// a file without an extension), unless allowed; unset flags, non-string
+// flags and non-empty values pass.
+func TestNoEmpty(t *testing.T) {
+	fs := flag.NewFlagSet("pool", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("out", "", "")
+	fs.String("grad", "", "")
+	fs.String("device", "", "")
+	fs.Int("iters", 0, "")
+	flagx.NewChoice(fs, "op", "", []string{"max"}, "")
+	require.NoError(t, fs.Parse([]string{"--device", "", "--iters", "0", "--grad", "dy.npy"}))
+	assert.NoError(t, flagx.NoEmpty(fs, "device"))
+	assert.EqualError(t, flagx.NoEmpty(fs), "flag --device needs a value (got an empty string)")
+	require.NoError(t, fs.Parse([]string{"--out", "", "--grad", ""}))
+	assert.EqualError(t, flagx.NoEmpty(fs, "device"), "flag --grad needs a value (got an empty string)", "the first in name order")
+}

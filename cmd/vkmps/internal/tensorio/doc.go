@@ -11,14 +11,18 @@
 //
 // # .npy in (ReadNPY, ReadNPYFile)
 //
-// Format versions 1.0 and 2.0 as written by numpy.save, parsed by
-// github.com/sbinet/npyio and then checked: dtype float32 or float64
-// ('<f4', '>f4', '<f8', '>f8'; the library reads '|f4' and 'f4' in
-// native order and refuses '=f4', which numpy never writes), float64 converted to float32 (a finite value beyond
-// float32's range is an error, not a silent Inf); C order (Fortran order
-// is refused, because the library does not transpose it into a slice,
-// unless at most one dimension exceeds 1 so both orders agree); shape
-// (N,C,H,W), (C,H,W) or (H,W) with every dimension >= 1 and at most
+// Format versions 1.0, 2.0 and 3.0. The header is read as numpy.load reads
+// it: a Python dictionary literal (ast.literal_eval's syntax: any spacing,
+// key order, quotes, comments, integer spellings, Python 2 "L" suffixes in
+// versions 1.0 and 2.0) with exactly the keys 'descr', 'fortran_order' and
+// 'shape'. dtype float32 or float64, in either byte order and any spelling
+// numpy.dtype accepts for them ('<f4', '>f8', '=f4', '|f4', 'f4',
+// 'float32', 'single', 'd', 'float64', 'double', 'float', ...), float64
+// converted to float32 (a finite value beyond float32's range is an
+// error, not a silent Inf); other dtypes, structured (record) dtypes
+// included, are an ErrDType naming them. C order (Fortran order is
+// refused, unless at most one dimension exceeds 1 so both orders agree);
+// shape (N,C,H,W), (C,H,W) or (H,W) with every dimension >= 1 and at most
 // MaxElements elements. The header may be at most MaxHeaderLen bytes and
 // the data must be exactly as long as the header says: both are checked
 // against the file size (or, for a stream, by reading no more than the
@@ -60,10 +64,15 @@
 // Panels and batch items are separated by 1-pixel black gaps; batch items
 // (N > 1) are stacked top to bottom.
 //
-// # Files (Read, Write, WriteFile, CheckOutput)
+// # Files (Read, ReadContext, Write, WriteFile, CheckOutput)
 //
 // Read and Write pick the format from the extension (.npy or .png, any
-// case). Every output is written to a temporary file in the destination
+// case). ReadContext reads pipes, FIFOs and /dev/stdin as streams (their
+// size is what arrives), gives up waiting for a FIFO's writer or a
+// pipe's data when its context is done (Ctrl-C), and shows the shape to a
+// Check before the data is read or the pixels decoded, so that a caller's
+// limits (a device's memory) refuse a huge input at the cost of its
+// header. Every output is written to a temporary file in the destination
 // directory and renamed into place, so on any error, or a panic, no
 // partial output exists and an existing file at the destination is left
 // as it was (a Ctrl-C that kills the process mid-write can leave a hidden

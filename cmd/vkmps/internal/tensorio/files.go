@@ -41,16 +41,10 @@ const (
 	Heatmap
 )
 
-// Read reads the .npy or .png file at path, by extension.
+// Read reads the .npy or .png file at path, by extension (ReadContext
+// without a context or a check).
 func Read(path string) (Tensor, error) {
-	f, err := FormatOf(path)
-	if err != nil {
-		return Tensor{}, err
-	}
-	if f == PNG {
-		return ReadPNGFile(path)
-	}
-	return ReadNPYFile(path)
+	return ReadContext(nil, path, nil)
 }
 
 // Write writes t to path atomically (see WriteFile): .npy as float32 at
@@ -151,6 +145,11 @@ func CheckOutput(out string, inputs ...string) error {
 		return withPath(out, statErr)
 	}
 	if di, err := os.Stat(filepath.Dir(absOut)); err != nil || !di.IsDir() {
+		if err == nil {
+			// A file used as a folder: Unix said so above (ENOTDIR);
+			// Windows says "path not found" (its syscall.ENOTDIR too).
+			return refuse("not a directory")
+		}
 		return refuse("directory " + filepath.Dir(out) + " does not exist")
 	}
 	for _, in := range inputs {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestReadWriteFiles(t *testing.T) {
 
 	fi, err := os.Stat(npyPath)
 	require.NoError(t, err)
-	assert.Equal(t, fs.FileMode(0o644), fi.Mode().Perm())
+	assert.Equal(t, permAsKept(t, 0o644), fi.Mode().Perm())
 }
 
 func TestFormatErrors(t *testing.T) {
@@ -73,7 +74,8 @@ func TestFormatErrors(t *testing.T) {
 
 	_, err := tensorio.Read(filepath.Join(dir, "missing.png"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
-	assert.EqualError(t, err, filepath.Join(dir, "missing.png")+": no such file or directory")
+	missing := filepath.Join(dir, "missing.png")
+	assert.EqualError(t, err, missing+": "+openErrText(t, missing))
 
 	bad := filepath.Join(dir, "bad.png")
 	require.NoError(t, os.WriteFile(bad, []byte("not a png"), 0o644))
@@ -125,7 +127,7 @@ func TestAtomicWrite(t *testing.T) {
 	b, _ = os.ReadFile(out)
 	assert.Equal(t, "new", string(b))
 	fi, _ := os.Stat(out)
-	assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm())
+	assert.Equal(t, permAsKept(t, 0o600), fi.Mode().Perm())
 	assert.Equal(t, []string{"out.npy"}, entries(t, dir))
 }
 
@@ -141,7 +143,7 @@ func TestWriteFileRefusals(t *testing.T) {
 	nodir := filepath.Join(dir, "nope", "x.npy")
 	err = tensorio.Write(nodir, x, tensorio.Image)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
-	assert.EqualError(t, err, nodir+": no such file or directory")
+	assert.EqualError(t, err, nodir+": "+openErrText(t, nodir))
 	assert.Equal(t, []string{"sub.npy"}, entries(t, dir))
 }
 
@@ -151,10 +153,10 @@ func TestCheckOutput(t *testing.T) {
 	t.Chdir(dir)
 	require.NoError(t, os.WriteFile("in.npy", []byte("input"), 0o644))
 	require.NoError(t, os.WriteFile("other.npy", []byte("other"), 0o644))
-	require.NoError(t, os.Symlink("in.npy", "sym.npy"))
+	links := symlinked(t, "in.npy", "sym.npy")
 	require.NoError(t, os.Link("in.npy", "hard.npy"))
 	require.NoError(t, os.Mkdir("d", 0o755))
-	require.NoError(t, os.Symlink("d", "dlink"))
+	links = links && symlinked(t, "d", "dlink")
 	abs := filepath.Join(dir, "in.npy")
 
 	tests := []struct {
@@ -183,6 +185,9 @@ func TestCheckOutput(t *testing.T) {
 		{"out.png", nil, ""},
 	}
 	for _, tt := range tests {
+		if !links && (tt.out == "sym.npy" || tt.out == "dlink" || slices.Contains(tt.inputs, "sym.npy")) {
+			continue // the rows of the symbolic links
+		}
 		err := tensorio.CheckOutput(tt.out, tt.inputs...)
 		if tt.msg == "" {
 			assert.NoError(t, err, tt.out)

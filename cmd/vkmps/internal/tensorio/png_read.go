@@ -2,6 +2,7 @@ package tensorio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image"
 	"image/color"
 	"image/png"
@@ -31,31 +32,45 @@ func ReadPNG(r io.Reader) (Tensor, error) {
 	if r == nil {
 		return Tensor{}, newError(ErrPNG, "no data: nil reader")
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxPNGFile+1))
-	if err != nil {
-		return Tensor{}, newError(ErrPNG, "cannot read: %v", err)
-	}
-	if len(data) > maxPNGFile {
-		return Tensor{}, newError(ErrTooLarge, "PNG file larger than %d bytes", maxPNGFile)
-	}
-	return decodePNG(data)
+	return readPNG(r, nil)
 }
 
 // ReadPNGFile reads the PNG image at path; errors name path.
 func ReadPNGFile(path string) (Tensor, error) {
-	f, size, err := openInput(path)
-	if err != nil {
-		return Tensor{}, err
-	}
-	defer f.Close()
-	if size > maxPNGFile {
-		return Tensor{}, &Error{Path: path, Err: ErrTooLarge, Msg: "PNG file too large"}
-	}
-	t, err := ReadPNG(f)
-	return t, withPath(path, err)
+	return readFile(nil, path, PNG, nil)
 }
 
-func decodePNG(data []byte) (Tensor, error) {
+// readPNG reads a PNG stream: its signature first (so that a stream that
+// is no PNG is refused at once), then the rest, up to maxPNGFile bytes.
+func readPNG(r io.Reader, check Check) (Tensor, error) {
+	head := make([]byte, len(pngMagic))
+	if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head, pngMagic) {
+		if isInterrupt(err) {
+			return Tensor{}, err
+		}
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return Tensor{}, newError(ErrPNG, "cannot read: %v", err)
+		}
+		return Tensor{}, newError(ErrPNG, "not a PNG file: it does not start with the PNG signature")
+	}
+	rest, err := io.ReadAll(io.LimitReader(r, maxPNGFile+1-int64(len(head))))
+	if err != nil {
+		if isInterrupt(err) {
+			return Tensor{}, err
+		}
+		return Tensor{}, newError(ErrPNG, "cannot read: %v", err)
+	}
+	data := append(head, rest...)
+	if len(data) > maxPNGFile {
+		return Tensor{}, newError(ErrTooLarge, "PNG file larger than %d bytes", maxPNGFile)
+	}
+	return decodePNG(data, check)
+}
+
+// decodePNG decodes a whole PNG file. Its size, its channels and the
+// caller's check are settled from the header chunks before any pixel is
+// decoded.
+func decodePNG(data []byte, check Check) (Tensor, error) {
 	// The IHDR chunk comes first: length 13, "IHDR", width, height, bit
 	// depth, colour type (PNG spec 11.2.2).
 	if !bytes.HasPrefix(data, pngMagic) {
@@ -81,6 +96,12 @@ func decodePNG(data []byte) (Tensor, error) {
 	if raw > maxDeflateRatio*int64(len(data)) {
 		return Tensor{}, newError(ErrTooLarge, "image claims %dx%d pixels, more than its %d bytes can hold", w, h, len(data))
 	}
+	channels := pngHeaderChannels(data, ctype)
+	if check != nil {
+		if err := check(1, channels, int(h), int(w)); err != nil {
+			return Tensor{}, err
+		}
+	}
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return Tensor{}, newError(ErrPNG, "%v: %v", ErrPNG, err)
@@ -90,6 +111,49 @@ func decodePNG(data []byte) (Tensor, error) {
 	t.Data = make([]float32, t.Len())
 	fillFromImage(t, img, ch)
 	return t, nil
+}
+
+// pngHeaderChannels returns the channels the image will have (as
+// pngChannels finds them after decoding) from its colour type and its
+// tRNS chunk, which comes before the pixel data: grey 1, grey+alpha 2,
+// RGB 3, RGBA 4, palette 3 or 4 when its tRNS makes an entry
+// transparent; a tRNS colour adds alpha to grey and RGB.
+func pngHeaderChannels(data []byte, ctype byte) int {
+	var trns []byte
+	hasTRNS := false
+	for off := 8; off+12 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[off:]))
+		typ := string(data[off+4 : off+8])
+		if typ == "IDAT" || n < 0 || n > len(data)-off-12 {
+			break
+		}
+		if typ == "tRNS" {
+			hasTRNS, trns = true, data[off+8:off+8+n]
+		}
+		off += 12 + n
+	}
+	switch ctype {
+	case 0:
+		if hasTRNS {
+			return 2
+		}
+		return 1
+	case 2:
+		if hasTRNS {
+			return 4
+		}
+		return 3
+	case 3:
+		for _, a := range trns {
+			if a != 0xff {
+				return 4
+			}
+		}
+		return 3
+	case 4:
+		return 2
+	}
+	return 4
 }
 
 // pngChannels returns which of the NRGBA components (0..3) become

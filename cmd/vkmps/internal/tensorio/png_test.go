@@ -2,10 +2,13 @@ package tensorio_test
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/color"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,6 +68,8 @@ func TestReadPNGChannels(t *testing.T) {
 		{"palette", encodePNG(t, pal), 3, []float32{1, 0, 0, 0, 0, 51 * s}},
 		{"palette with alpha", rawPNG(3, 1, 8, 3, [][]byte{{0, 1, 2}}, "PLTE", "\xff\x00\x00\x00\x00\x33\x01\x02\x03", "tRNS", "\xff\x00\x80"),
 			4, []float32{1, 0, s, 0, 0, 2 * s, 0, 51 * s, 3 * s, 1, 0, 128 * s}},
+		{"palette with an opaque tRNS", rawPNG(2, 1, 8, 3, [][]byte{{0, 1}}, "PLTE", "\xff\x00\x00\x00\x00\x33", "tRNS", "\xff"),
+			3, []float32{1, 0, 0, 0, 0, 51 * s}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +80,18 @@ func TestReadPNGChannels(t *testing.T) {
 			assert.Equal(t, 3, x.Rank, "a PNG is (C,H,W)")
 			assert.Equal(t, x.N*x.C*x.H*x.W, len(x.Data))
 			assert.InDeltaSlice(t, tt.want, x.Data, 1e-7)
+
+			// The check sees the channels before the pixels are decoded.
+			path := filepath.Join(t.TempDir(), "x.png")
+			require.NoError(t, os.WriteFile(path, tt.file, 0o644))
+			var seen [4]int
+			y, err := tensorio.ReadContext(context.Background(), path, func(n, c, h, w int) error {
+				seen = [4]int{n, c, h, w}
+				return nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, [4]int{1, tt.c, x.H, x.W}, seen)
+			assert.Equal(t, x.Data, y.Data)
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/panels"
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vkenv"
 )
 
 // Errors of Run that the command turns into their own messages.
@@ -108,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if len(exts) == 0 {
 		return res, fmt.Errorf("%w: no Vulkan surface extension for this window system", ErrCannotPresent)
 	}
-	dev, err := vk.Open(vk.Options{Device: cfg.Device, Present: true, InstanceExtensions: exts})
+	dev, err := vkenv.Open(vk.Options{Device: cfg.Device, Present: true, InstanceExtensions: exts})
 	if err != nil {
 		if errors.Is(err, vk.ErrUnsupported) {
 			return res, fmt.Errorf("%w: %v", ErrCannotPresent, err)

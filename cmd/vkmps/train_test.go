@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkmps/vkmps/cmd/vkmps/internal/mnist"
+)
+
+// LeNet-5 learns real MNIST on the default device (lavapipe in CI): 200
+// steps of 32 on the first 6,400 training images reach at least 90% on
+// the first 1,000 test images, and the run writes its log, plot and
+// checkpoint (issue 18's CI test).
+func TestTrainMNISTLearns(t *testing.T) {
+	requireVulkan(t)
+	if _, err := mnist.Dir("mnist"); err != nil {
+		t.Skipf("MNIST files not available: %v", err)
+	}
+	out := t.TempDir()
+	r := mustSucceed(t, "train", "mnist", "--train-limit", "6400", "--test-limit", "1000", "--batch", "32", "--epochs", "1",
+		"--lr", "0.02", "--out", out)
+	m := regexp.MustCompile(`final test accuracy ([0-9.]+)%`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	acc, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, acc, 90.0, r.stdout)
+	require.Contains(t, r.stdout, "epoch 1: loss")
+	for _, f := range []string{"training.png", "log.jsonl", "checkpoint/checkpoint.safetensors", "checkpoint/c1.weights.npy", "checkpoint/f3.bias.npy"} {
+		st, err := os.Stat(filepath.Join(out, f))
+		require.NoError(t, err, f)
+		require.NotZero(t, st.Size(), f)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "log.jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 200)
+	var first, last struct{ Loss float64 }
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.NoError(t, json.Unmarshal([]byte(lines[199]), &last))
+	require.Less(t, last.Loss, first.Loss/3, "the loss falls")
+
+	// The checkpoint continues training through graph train --load.
+	r = mustSucceed(t, "graph", "train", "models/lenet5.json", "--help")
+	require.Contains(t, r.stdout, "--load")
+}
+
+// Bad flags of train mnist and train synthetic are one-line errors.
+func TestTrainBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train"}, "want `vkmps train mnist"},
+		{[]string{"train", "cifar"}, "want `vkmps train mnist"},
+		{[]string{"train", "mnist", "--epochs", "0"}, "--epochs: 0 must be in [1, 10000]"},
+		{[]string{"train", "mnist", "--batch", "100000"}, "--batch: 100000 must be in [1, 60000]"},
+		{[]string{"train", "mnist", "--data", "cifar"}, `--data "cifar": want mnist or fashion-mnist`},
+		{[]string{"train", "mnist", "--optimizer", "lbfgs"}, "--optimizer"},
+		{[]string{"train", "mnist", "--data-dir", "/nonexistent"}, filepath.FromSlash("/nonexistent")}, // \nonexistent\... on Windows
+		{[]string{"train", "synthetic"}, "want one FILE.json"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--dtype", "int8"}, `--dtype "int8"`},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--input", "x=0,1,2"}, "sizes are numbers from 1"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--steps", "0"}, "--steps 0"},
+	} {
+		r := runVkmps(t, c.args...)
+		assertOneLineError(t, r, 2, c.want)
+	}
+}
