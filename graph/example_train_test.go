@@ -37,7 +37,7 @@ func Example_training() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	g.SeedParameters(1) // PyTorch's default initialization, reproducible
+	g.SeedParameters(1)                                                             // PyTorch's default initialization, reproducible
 	sgd := ops.NewOptimizerDescriptor(ops.OptimizerStochasticGradientDescent, 0.01) // MPS's defaults
 	sgd.MomentumScale = 0.9
 	updates, err := g.Optimize(loss, sgd)
