@@ -37,8 +37,9 @@ func Example_training() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	g.SeedParameters(1)                                                             // PyTorch's default initialization, reproducible
-	sgd := ops.NewOptimizerDescriptor(ops.OptimizerStochasticGradientDescent, 0.01) // MPS's defaults
+	// PyTorch's default initialization, reproducible; MPS's SGD defaults.
+	g.SeedParameters(1)
+	sgd := ops.NewOptimizerDescriptor(ops.OptimizerStochasticGradientDescent, 0.01)
 	sgd.MomentumScale = 0.9
 	updates, err := g.Optimize(loss, sgd)
 	if err != nil {
