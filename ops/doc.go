@@ -127,7 +127,8 @@
 // weight gradients with the bias gradient from the same tiles, added in a
 // fixed order; cooperative matrices (VK_NV_cooperative_matrix, float16
 // products accumulated in float32) for float16 images where the device
-// has them; a gather kernel for data gradients of few input channels;
+// has them and a ConvolutionTuning asks (never the default: slower than
+// the tiles on an H100 so far); a gather kernel for data gradients of few input channels;
 // direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
 // tiles, split counts or paths for measurements.
 //
