@@ -6,7 +6,8 @@
 #                               cgo with mingw-w64 as `make cross-windows`)
 #   <pkg dir>/testdata/         that package's testdata, symbolic links resolved
 #   go.mod, go.sum, **/*.go     the sources, for the tests that read them
-#   .go-list-deps.txt           GOOS=windows go list -deps (internal/importrules)
+#   glsl/*                      (ops checks the shaders' fixed tile)
+#   .go-list-deps.txt           GOOS=windows go list -deps (vk/vktest/importrules)
 #   gomodcache/                 the MNIST files, as a module cache
 #   vkmps.exe, run-tests, tests.conf, allowed-skips (docker/allowed-skips)
 # $GO is the go command; $WINDOWS_CC the C cross-compiler.
@@ -44,9 +45,9 @@ rm -f "$stage/.pkgs"
 $GO build -o "$stage/vkmps.exe" ./cmd/vkmps
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum
+	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum 'glsl/*'
 else
-	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum \) -type f -print
+	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum -o -path './glsl/*' \) -type f -print
 fi | while IFS= read -r f; do
 	[ -f "$f" ] || continue # deleted in the work tree
 	mkdir -p "$stage/$(dirname "$f")"
