@@ -258,39 +258,13 @@ func (k *Convolution) EncodeWithState(cb *vk.CommandBuffer, src, weights, bias, 
 // EncodeNew sizes a destination with the padding policy, sets Offset from
 // it, and encodes into it. The caller closes the returned image.
 func (k *Convolution) EncodeNew(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, error) {
-	dst, _, err := k.encodeNew(cb, src, weights, bias, false)
+	dst, _, err := encodeNewConv(&k.Kernel, k, cb, src, weights, bias, false, true)
 	return dst, err
 }
 
 // EncodeNewWithState is EncodeNew that also returns the gradient state.
 func (k *Convolution) EncodeNewWithState(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, *ConvolutionGradientState, error) {
-	return k.encodeNew(cb, src, weights, bias, true)
-}
-
-func (k *Convolution) encodeNew(cb *vk.CommandBuffer, src, weights, bias *Image, state bool) (*Image, *ConvolutionGradientState, error) {
-	if err := k.checkImage("source", src); err != nil {
-		return nil, nil, err
-	}
-	d, err := k.DestinationImageDescriptor(src.Descriptor())
-	if err != nil {
-		return nil, nil, err
-	}
-	dst, err := k.allocate(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	saved := k.ClipRect
-	k.ClipRect = Region{}
-	st, err := k.encode(cb, src, weights, bias, dst, state)
-	k.ClipRect = saved
-	if err != nil {
-		dst.Close()
-		return nil, nil, err
-	}
-	if st != nil {
-		st.Padding = k.policy()
-	}
-	return dst, st, nil
+	return encodeNewConv(&k.Kernel, k, cb, src, weights, bias, true, true)
 }
 
 // convJob is a forward encode resolved against its images.

@@ -211,39 +211,13 @@ func (k *ConvolutionTranspose) EncodeWithState(cb *vk.CommandBuffer, src, weight
 // EncodeNew sizes the destination with the padding policy, sets Offset and
 // encodes into it. The caller closes the image.
 func (k *ConvolutionTranspose) EncodeNew(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, error) {
-	dst, _, err := k.encodeNew(cb, src, weights, bias, false)
+	dst, _, err := encodeNewConv(&k.Kernel, k, cb, src, weights, bias, false, true)
 	return dst, err
 }
 
 // EncodeNewWithState is EncodeNew that also returns the gradient state.
 func (k *ConvolutionTranspose) EncodeNewWithState(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, *ConvolutionGradientState, error) {
-	return k.encodeNew(cb, src, weights, bias, true)
-}
-
-func (k *ConvolutionTranspose) encodeNew(cb *vk.CommandBuffer, src, weights, bias *Image, state bool) (*Image, *ConvolutionGradientState, error) {
-	if err := k.checkImage("source", src); err != nil {
-		return nil, nil, err
-	}
-	d, err := k.DestinationImageDescriptor(src.Descriptor())
-	if err != nil {
-		return nil, nil, err
-	}
-	dst, err := k.allocate(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	saved := k.ClipRect
-	k.ClipRect = Region{}
-	st, err := k.encode(cb, src, weights, bias, dst, state)
-	k.ClipRect = saved
-	if err != nil {
-		dst.Close()
-		return nil, nil, err
-	}
-	if st != nil {
-		st.Padding = k.policy()
-	}
-	return dst, st, nil
+	return encodeNewConv(&k.Kernel, k, cb, src, weights, bias, true, true)
 }
 
 // transposeFirst returns the destination-region position of the first

@@ -122,36 +122,13 @@ func (k *FullyConnected) EncodeWithState(cb *vk.CommandBuffer, src, weights, bia
 // EncodeNew encodes into a new N x O x 1 x 1 destination; the caller
 // closes it.
 func (k *FullyConnected) EncodeNew(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, error) {
-	dst, _, err := k.encodeNew(cb, src, weights, bias, false)
+	dst, _, err := encodeNewConv(&k.Kernel, k, cb, src, weights, bias, false, false)
 	return dst, err
 }
 
 // EncodeNewWithState is EncodeNew that also returns the gradient state.
 func (k *FullyConnected) EncodeNewWithState(cb *vk.CommandBuffer, src, weights, bias *Image) (*Image, *ConvolutionGradientState, error) {
-	return k.encodeNew(cb, src, weights, bias, true)
-}
-
-func (k *FullyConnected) encodeNew(cb *vk.CommandBuffer, src, weights, bias *Image, state bool) (*Image, *ConvolutionGradientState, error) {
-	if err := k.checkImage("source", src); err != nil {
-		return nil, nil, err
-	}
-	d, err := k.DestinationImageDescriptor(src.Descriptor())
-	if err != nil {
-		return nil, nil, err
-	}
-	dst, err := k.allocate(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	saved := k.ClipRect
-	k.ClipRect = Region{}
-	st, err := k.encode(cb, src, weights, bias, dst, state)
-	k.ClipRect = saved
-	if err != nil {
-		dst.Close()
-		return nil, nil, err
-	}
-	return dst, st, nil
+	return encodeNewConv(&k.Kernel, k, cb, src, weights, bias, true, false)
 }
 
 func (k *FullyConnected) encode(cb *vk.CommandBuffer, src, weights, bias, dst *Image, state bool) (*ConvolutionGradientState, error) {
