@@ -82,24 +82,7 @@ func (o BatchNormOp) build(b *buildCtx) error {
 func (o BatchNormOp) gradients(b *gradCtx, n *Node, dy *Image, wanted []bool) ([]*Image, error) {
 	// One node computes dx, dgamma and dbeta in one pass; dx always (the
 	// kernel writes it), the parameters' where wanted.
-	g := &BatchNormGradientOp{Forward: o, Gamma: wanted[1], Beta: wanted[2]}
-	idx := []int{0}
-	for i := 1; i <= 2; i++ {
-		if wanted[i] {
-			idx = append(idx, i)
-		}
-	}
-	ims, err := b.addMulti(idx, g, dy, n.sources[0])
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Image, len(n.sources))
-	for k, i := range idx {
-		if wanted[i] {
-			out[i] = ims[k]
-		}
-	}
-	return out, nil
+	return normGradients(b, n, dy, wanted, &BatchNormGradientOp{Forward: o, Gamma: wanted[1], Beta: wanted[2]})
 }
 
 // BatchNormGradientOp is a batch normalization's gradient (dx, and dgamma
@@ -114,43 +97,20 @@ func (*BatchNormGradientOp) Name() string { return "batch_norm-gradient" }
 func (*BatchNormGradientOp) arity() int   { return 2 }
 
 func (o *BatchNormGradientOp) infer(c *inferCtx, src []ops.ImageDescriptor) ([]ops.ImageDescriptor, error) {
-	if !sameDesc(src[0], src[1]) {
-		return nil, c.errorf(ErrShape, "source gradient %s, forward source %s", descString(src[0]), descString(src[1]))
-	}
-	out := []ops.ImageDescriptor{c.like(src[1])}
-	p := ops.ImageDescriptor{N: 1, C: o.Forward.Desc.Channels, H: 1, W: 1}
-	if o.Gamma {
-		out = append(out, p)
-	}
-	if o.Beta {
-		out = append(out, p)
-	}
-	return out, nil
+	return normGradInfer(c, src, o.Forward.Desc.Channels, o.Gamma, o.Beta)
 }
 
 func (o *BatchNormGradientOp) build(b *buildCtx) error {
-	fwd, err := b.forwardStep()
+	s, err := normForwardState[*bnState](b, "batch normalization")
 	if err != nil {
 		return err
-	}
-	s, ok := fwd.state.(*bnState)
-	if !ok {
-		return fmt.Errorf("%w: the forward batch normalization step has no state", ErrGraph)
 	}
 	k, err := ops.NewBatchNormalizationGradient(s.bn)
 	if err != nil {
 		return err
 	}
 	b.closer(k)
-	dy, x, dx := b.src[0], b.src[1], b.dst[0]
-	var dgamma, dbeta *ops.Image
-	i := 1
-	if o.Gamma {
-		dgamma, i = b.dst[i], i+1
-	}
-	if o.Beta {
-		dbeta = b.dst[i]
-	}
+	dy, x, dx, dgamma, dbeta := b.normGradImages(o.Gamma, o.Beta)
 	b.encode(func(cb *vk.CommandBuffer) error { return k.EncodeAll(cb, dy, x, s.st, dx, dgamma, dbeta) })
 	return nil
 }
@@ -178,32 +138,14 @@ func (g *Graph) BatchNormalization(name string, src *Image, d ops.BatchNormaliza
 	if neuron.Type == ops.NeuronPReLU {
 		layer = name + ".linear"
 	}
-	pd := ops.ImageDescriptor{N: 1, C: d.Channels, H: 1, W: 1}
-	var params []*Image
-	for _, p := range []struct {
-		suffix    string
-		init      *Init
-		def       InitKind
-		trainable bool
-	}{{"gamma", o.Gamma, InitOnes, true}, {"beta", o.Beta, InitZeros, true},
-		{"running_mean", o.RunningMean, InitZeros, false}, {"running_var", o.RunningVariance, InitOnes, false}} {
-		in := Init{Kind: p.def}
-		if p.init != nil {
-			in = *p.init
-		}
-		im, err := g.Parameter(name+"."+p.suffix, pd, in, p.trainable)
-		if err != nil {
-			return nil, err
-		}
-		im.param.shape = []int{d.Channels}
-		params = append(params, im)
-	}
-	n, err := g.add(layer, BatchNormOp{Desc: d}, append([]*Image{src}, params...), nil)
+	params, err := g.normParams(name, d.Channels, []normParam{{"gamma", o.Gamma, InitOnes, true}, {"beta", o.Beta, InitZeros, true},
+		{"running_mean", o.RunningMean, InitZeros, false}, {"running_var", o.RunningVariance, InitOnes, false}})
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range params {
-		p.param.owner = n
+	n, err := g.addNorm(layer, BatchNormOp{Desc: d}, src, params)
+	if err != nil {
+		return nil, err
 	}
 	if layer == name {
 		return n, nil

@@ -47,24 +47,7 @@ func (o InstanceNormOp) build(b *buildCtx) error {
 }
 
 func (o InstanceNormOp) gradients(b *gradCtx, n *Node, dy *Image, wanted []bool) ([]*Image, error) {
-	g := &InstanceNormGradientOp{Forward: o, Gamma: wanted[1], Beta: wanted[2]}
-	idx := []int{0}
-	for i := 1; i <= 2; i++ {
-		if wanted[i] {
-			idx = append(idx, i)
-		}
-	}
-	ims, err := b.addMulti(idx, g, dy, n.sources[0])
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Image, len(n.sources))
-	for k, i := range idx {
-		if wanted[i] {
-			out[i] = ims[k]
-		}
-	}
-	return out, nil
+	return normGradients(b, n, dy, wanted, &InstanceNormGradientOp{Forward: o, Gamma: wanted[1], Beta: wanted[2]})
 }
 
 // InstanceNormGradientOp is an instance normalization's gradient: dx, and
@@ -78,43 +61,20 @@ func (*InstanceNormGradientOp) Name() string { return "instance_norm-gradient" }
 func (*InstanceNormGradientOp) arity() int   { return 2 }
 
 func (o *InstanceNormGradientOp) infer(c *inferCtx, src []ops.ImageDescriptor) ([]ops.ImageDescriptor, error) {
-	if !sameDesc(src[0], src[1]) {
-		return nil, c.errorf(ErrShape, "source gradient %s, forward source %s", descString(src[0]), descString(src[1]))
-	}
-	out := []ops.ImageDescriptor{c.like(src[1])}
-	p := ops.ImageDescriptor{N: 1, C: o.Forward.Desc.Channels, H: 1, W: 1}
-	if o.Gamma {
-		out = append(out, p)
-	}
-	if o.Beta {
-		out = append(out, p)
-	}
-	return out, nil
+	return normGradInfer(c, src, o.Forward.Desc.Channels, o.Gamma, o.Beta)
 }
 
 func (o *InstanceNormGradientOp) build(b *buildCtx) error {
-	fwd, err := b.forwardStep()
+	s, err := normForwardState[*inState](b, "instance normalization")
 	if err != nil {
 		return err
-	}
-	s, ok := fwd.state.(*inState)
-	if !ok {
-		return fmt.Errorf("%w: the forward instance normalization step has no state", ErrGraph)
 	}
 	k, err := ops.NewInstanceNormalizationGradient(s.k)
 	if err != nil {
 		return err
 	}
 	b.closer(k)
-	dy, x, dx := b.src[0], b.src[1], b.dst[0]
-	var dgamma, dbeta *ops.Image
-	i := 1
-	if o.Gamma {
-		dgamma, i = b.dst[i], i+1
-	}
-	if o.Beta {
-		dbeta = b.dst[i]
-	}
+	dy, x, dx, dgamma, dbeta := b.normGradImages(o.Gamma, o.Beta)
 	b.encode(func(cb *vk.CommandBuffer) error { return k.Encode(cb, dy, x, dx, dgamma, dbeta) })
 	return nil
 }
@@ -122,31 +82,11 @@ func (o *InstanceNormGradientOp) build(b *buildCtx) error {
 // InstanceNormalization adds an instance normalization over src with
 // parameters "NAME.gamma" and "NAME.beta" (nil: 1 and 0).
 func (g *Graph) InstanceNormalization(name string, src *Image, d ops.InstanceNormalizationDescriptor, gamma, beta *Init) (*Node, error) {
-	var params []*Image
-	for _, p := range []struct {
-		suffix string
-		init   *Init
-		def    InitKind
-	}{{"gamma", gamma, InitOnes}, {"beta", beta, InitZeros}} {
-		in := Init{Kind: p.def}
-		if p.init != nil {
-			in = *p.init
-		}
-		im, err := g.Parameter(name+"."+p.suffix, ops.ImageDescriptor{N: 1, C: d.Channels, H: 1, W: 1}, in, true)
-		if err != nil {
-			return nil, err
-		}
-		im.param.shape = []int{d.Channels}
-		params = append(params, im)
-	}
-	n, err := g.add(name, InstanceNormOp{Desc: d}, append([]*Image{src}, params...), nil)
+	params, err := g.normParams(name, d.Channels, []normParam{{"gamma", gamma, InitOnes, true}, {"beta", beta, InitZeros, true}})
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range params {
-		p.param.owner = n
-	}
-	return n, nil
+	return g.addNorm(name, InstanceNormOp{Desc: d}, src, params)
 }
 
 // WindowNormKind is one of the parameter-free normalizations over a window.

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -181,73 +180,22 @@ func (b *bnCore) chunkValues(f Format, inputs, values int) int {
 }
 
 func (b *bnCore) pipeline(f16, vec4 bool) (*vk.Pipeline, error) {
-	i, j := 0, 0
-	if f16 {
-		i = 1
-	}
-	if vec4 {
-		j = 1
-	}
-	if b.pipes[i][j] != nil {
-		return b.pipes[i][j], nil
-	}
-	sh, err := build(b.shader, f16)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.label, err)
-	}
-	named := map[string]uint32{"local_size_x": uint32(b.local), "VEC": 1}
-	if vec4 {
-		named["VEC"] = 4
-	}
-	b.neuron.specConstants(named)
-	p, err := pipeline(b.dev, sh, named)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.label, err)
-	}
-	b.pipes[i][j] = p
-	return p, nil
+	return normVecPipeline(b.dev, &b.pipes, b.shader, b.label, b.local, &b.neuron, f16, vec4)
 }
 
 // ensureScratch makes the scratch buffer at least words 32-bit words; a
 // smaller one is closed (it lives on while submitted work uses it).
 func (b *bnCore) ensureScratch(words int) error {
-	size := uint64(max(words, 4)) * 4
-	if b.scratch != nil && b.scratch.Size() >= size {
-		return nil
-	}
-	if b.scratch != nil {
-		b.scratch.Close()
-		b.scratch = nil
-	}
-	s, err := b.dev.NewBuffer(size, b.label+" partial sums")
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.label, err)
-	}
-	b.scratch = s
-	return nil
+	return ensureWords(b.dev, &b.scratch, words, b.label, "partial sums")
 }
 
 // dummyRange is a small buffer bound where a pass reads or writes nothing.
 func (b *bnCore) dummyRange() (vk.BufferRange, error) {
-	if b.dummy == nil {
-		d, err := b.dev.NewBuffer(256, b.label+" unused binding")
-		if err != nil {
-			return vk.BufferRange{}, fmt.Errorf("%s: %w", b.label, err)
-		}
-		b.dummy = d
-	}
-	return b.dummy.Whole(), nil
+	return dummyBufferRange(b.dev, &b.dummy, b.label)
 }
 
 func (b *bnCore) close() error {
-	var err error
-	for _, buf := range []**vk.Buffer{&b.scratch, &b.dummy} {
-		if *buf != nil {
-			err = errors.Join(err, (*buf).Close())
-			*buf = nil
-		}
-	}
-	return err
+	return closeBuffers(&b.scratch, &b.dummy)
 }
 
 // dispatch records groups workgroups of pl, as a 2-D grid when they

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -94,30 +93,7 @@ func (k *inCore) init(dev *vk.Device, label string, sh *spirv.Shader) error {
 }
 
 func (k *inCore) pipeline(f16, vec4 bool) (*vk.Pipeline, error) {
-	i, j := 0, 0
-	if f16 {
-		i = 1
-	}
-	if vec4 {
-		j = 1
-	}
-	if k.pipes[i][j] != nil {
-		return k.pipes[i][j], nil
-	}
-	s, err := build(k.shader, f16)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.label, err)
-	}
-	named := map[string]uint32{"local_size_x": uint32(k.local), "VEC": 1}
-	if vec4 {
-		named["VEC"] = 4
-	}
-	p, err := pipeline(k.dev, s, named)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.label, err)
-	}
-	k.pipes[i][j] = p
-	return p, nil
+	return normVecPipeline(k.dev, &k.pipes, k.shader, k.label, k.local, nil, f16, vec4)
 }
 
 // segments returns how planes of plane values (format f, inputs images
@@ -140,31 +116,11 @@ func (k *inCore) segments(f Format, inputs, plane, vec int) (segs, seg int) {
 // ensure makes *buf at least words 32-bit words; a smaller one is closed
 // (it lives on while submitted work uses it).
 func (k *inCore) ensure(buf **vk.Buffer, words int, what string) error {
-	size := uint64(max(words, 4)) * 4
-	if *buf != nil && (*buf).Size() >= size {
-		return nil
-	}
-	if *buf != nil {
-		(*buf).Close()
-		*buf = nil
-	}
-	b, err := k.dev.NewBuffer(size, k.label+" "+what)
-	if err != nil {
-		return fmt.Errorf("%s: %w", k.label, err)
-	}
-	*buf = b
-	return nil
+	return ensureWords(k.dev, buf, words, k.label, what)
 }
 
 func (k *inCore) dummyRange() (vk.BufferRange, error) {
-	if k.dummy == nil {
-		d, err := k.dev.NewBuffer(256, k.label+" unused binding")
-		if err != nil {
-			return vk.BufferRange{}, fmt.Errorf("%s: %w", k.label, err)
-		}
-		k.dummy = d
-	}
-	return k.dummy.Whole(), nil
+	return dummyBufferRange(k.dev, &k.dummy, k.label)
 }
 
 // Close releases the kernel's scratch memory; safe twice.
@@ -172,14 +128,7 @@ func (k *inCore) Close() error {
 	if k == nil || k.closed.Swap(true) {
 		return nil
 	}
-	var err error
-	for _, b := range []**vk.Buffer{&k.scratch, &k.parts, &k.dummy} {
-		if *b != nil {
-			err = errors.Join(err, (*b).Close())
-			*b = nil
-		}
-	}
-	return err
+	return closeBuffers(&k.scratch, &k.parts, &k.dummy)
 }
 
 // Task bits of glsl/instance_normalization_common.glsl (0: one workgroup

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -206,14 +205,7 @@ func (k *normCore) pipeline(f16 bool, mode int) (*vk.Pipeline, error) {
 }
 
 func (k *normCore) dummyRange() (vk.BufferRange, error) {
-	if k.dummy == nil {
-		d, err := k.dev.NewBuffer(256, k.label+" unused binding")
-		if err != nil {
-			return vk.BufferRange{}, fmt.Errorf("%s: %w", k.label, err)
-		}
-		k.dummy = d
-	}
-	return k.dummy.Whole(), nil
+	return dummyBufferRange(k.dev, &k.dummy, k.label)
 }
 
 // Close releases the kernel's scratch memory; safe twice.
@@ -221,14 +213,7 @@ func (k *normCore) Close() error {
 	if k == nil || k.closed.Swap(true) {
 		return nil
 	}
-	var err error
-	for _, b := range []**vk.Buffer{&k.scratch, &k.dummy} {
-		if *b != nil {
-			err = errors.Join(err, (*b).Close())
-			*b = nil
-		}
-	}
-	return err
+	return closeBuffers(&k.scratch, &k.dummy)
 }
 
 // check validates an encode's images; the last is the output, which may
