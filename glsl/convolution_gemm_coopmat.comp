@@ -25,6 +25,23 @@ layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
 #include "gemm_coopmat.glsl"
 #include "convolution_gemm_fetch.glsl"
 
+// The epilogue's store. A lane's column changes only from one of its
+// subgroup's accumulators to the next along n (SUBGROUP is a multiple of
+// CN: gemm_coopmat.glsl's gemmEpilogue), so its destination index (the
+// divisions of pixelOf) is computed once per column, not per value.
+uint storeN = ~0u, storeAt;
+
+void gemmStoreC(uint m, uint n, float v) {
+	m += tileM0;
+	n += tileN0;
+	if (m >= pc.M || n >= nAll) return;
+	if (n != storeN) {
+		storeN = n;
+		storeAt = outIndex(n);
+	}
+	storeOut(grp, m, storeAt, v);
+}
+
 void main() {
 	uint g = gl_WorkGroupID.z;
 	if (MODE_B == 3) {
@@ -34,9 +51,5 @@ void main() {
 	uint t = gl_LocalInvocationID.x;
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
 	gemmRun(max((kAll + BK - 1) / BK, 1u));
-	gemmToShared();
-	for (uint i = t; i < BM * BN; i += GEMM_T) {
-		uint m = tileM0 + i / BN, n = tileN0 + i % BN;
-		if (m < pc.M && n < nAll) storeOut(g, m, outIndex(n), gemmC[i]);
-	}
+	gemmEpilogue();
 }

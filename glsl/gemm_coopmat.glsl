@@ -1,19 +1,41 @@
 // The cooperative-matrix GEMM engine (VK_NV_cooperative_matrix, tensor
 // cores): the same contract as gemm.glsl (the includer's gemmFetchA and
-// gemmFetchB fill the slice layouts of gemm_layout.glsl), but a workgroup
-// of WM x WN subgroups of SUBGROUP invocations computes the BM x BN tile,
-// each subgroup a (BM/WM) x (BN/WN) block of FM x FN float32 accumulators
-// of CM x CN (fcoopmatNV), multiplying CM x CK float16 slices of A by
-// CK x CN float16 slices of B. The loaded values are rounded to half when
-// staged: the path for float16 images, whose values are halves already
-// (the float32 weights are rounded too). CM, CN, CK must be a shape the
-// device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV: float16
-// A and B, float32 C), never assumed. Slices are double-buffered in shared
-// memory as in gemm.glsl (one barrier per slice); gemmToShared then leaves
-// C in gemmC, row m and column n at m*BN + n, for the includer's epilogue.
+// gemmFetchB fill the registers of gemm_layout.glsl's slice layouts), but
+// a workgroup of WM x WN subgroups of SUBGROUP invocations computes the
+// BM x BN tile, each subgroup a (BM/WM) x (BN/WN) block of FM x FN float32
+// accumulators of CM x CN (fcoopmatNV), multiplying CM x CK float16 slices
+// of A by CK x CN float16 slices of B. The loaded values are rounded to
+// half when staged: the path for float16 images, whose values are halves
+// already (the float32 weights are rounded too). CM, CN, CK must be a
+// shape the device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV:
+// float16 A and B, float32 C), never assumed. Slices are double-buffered
+// in shared memory as in gemm.glsl (one barrier per slice).
 //
-// The includer declares BM, BN, BK (a multiple of CK), WM, WN, CM, CN, CK,
-// SUBGROUP and the bools A_KFAST, B_KFAST, VEC_A, VEC_B first.
+// Shared layouts: each slice is staged with the dimension its registers
+// run along fastest, so that neighbouring invocations write neighbouring
+// halves (no bank conflicts): A (BM x BK) row-major, (m, k) at m*SAK + k,
+// when A_KFAST (the weights), else column-major, at k*SA + m; B (BK x BN)
+// column-major, (k, n) at n*SBK + k, when B_KFAST (rows of a fully
+// connected layer), else row-major, at k*SB + n; the matrices load with
+// the matching layout. Rows are padded by 8 halves: strides are multiples
+// of 16 bytes (coopMatLoadNV's alignment) and odd multiples of them, so
+// that the 8 rows of 16 bytes a tensor-core load reads fall in distinct
+// banks.
+//
+// The epilogue (gemmEpilogue) needs no BM x BN staging: each subgroup
+// stores one CM x CN accumulator at a time into its own slice of gemmC
+// (CM*CN floats), synchronizes its lanes, and they pass its values to the
+// includer's gemmStoreC, then synchronize again before the next; shared
+// memory is the slices and WM*WN*CM*CN floats, so tiles up to 128 x 128 x
+// 32 of 8 subgroups fit 48 KiB (ops' convCoopConfig.shared).
+//
+// The includer declares BM, BN, BK (a multiple of CK and of 8), WM, WN,
+// CM, CN, CK, SUBGROUP and the bools A_KFAST, B_KFAST, VEC_A (quads along
+// k: needs A_KFAST), VEC_B (quads along n: needs !B_KFAST) first, and
+// defines gemmFetchA, gemmFetchB and gemmStoreC(m, n, v), which gets the
+// value v of row m, column n of the tile (0 <= m < BM, 0 <= n < BN; every
+// position once, rows and columns past the matrix included). It calls
+// gemmRun(kTiles) and then gemmEpilogue(), both in uniform control flow.
 //
 // VKMPS_COOP_EMULATE builds the same engine without cooperative matrices,
 // for testing it where the device has none (lavapipe): the invocations
@@ -22,8 +44,10 @@
 // accumulator (row-major), and a loaded A or B matrix is a view of the
 // shared slice (its element offset, stride and layout, as
 // coopMatLoadNV takes them), so every offset the real build passes is
-// exercised. Shared values are float32 rounded to half
-// (packHalf2x16): the same values, no float16 arithmetic needed.
+// exercised; its subgroup synchronization is the workgroup's barrier (the
+// device's subgroups are not the logical ones). Shared values are float32
+// rounded to half (packHalf2x16): the same values, no float16 arithmetic
+// needed.
 #ifdef VKMPS_COOP_EMULATE
 #define HALF float
 #define TO_HALF(v) unpackHalf2x16(packHalf2x16(vec2((v), 0.0))).x
@@ -38,14 +62,23 @@
 
 const uint GEMM_T = WM * WN * SUBGROUP; // invocations per workgroup
 #include "gemm_layout.glsl"
-const uint SA = BM + 8; // halves per shared row of A (one k): 16-byte rows
-const uint SB = BN + 8;
+const uint SAK = BK + 8; // halves per shared row of A, row-major (A_KFAST)
+const uint SA = BM + 8;  // and per column, column-major
+const uint SBK = BK + 8; // halves per shared column of B, column-major (B_KFAST)
+const uint SB = BN + 8;  // and per row, row-major
+const uint SLICE_A = A_KFAST ? BM * SAK : BK * SA; // halves per buffer
+const uint SLICE_B = B_KFAST ? BN * SBK : BK * SB;
 const uint FM = BM / WM / CM; // accumulators per subgroup along m
 const uint FN = BN / WN / CN; // and along n
 
-shared HALF gemmA[2 * BK * SA];
-shared HALF gemmB[2 * BK * SB];
-shared float gemmC[BM * BN];
+shared HALF gemmA[2 * SLICE_A];
+shared HALF gemmB[2 * SLICE_B];
+shared float gemmC[WM * WN * CM * CN]; // the epilogue's: CM x CN per subgroup
+
+// aAt and bAt are the shared offsets of A's (m, k) and B's (k, n) in
+// buffer buf.
+uint aAt(uint buf, uint m, uint k) { return buf * SLICE_A + (A_KFAST ? m * SAK + k : k * SA + m); }
+uint bAt(uint buf, uint k, uint n) { return buf * SLICE_B + (B_KFAST ? n * SBK + k : k * SB + n); }
 
 #ifdef VKMPS_COOP_EMULATE
 // A matrix: a view of a shared slice.
@@ -58,6 +91,7 @@ struct CoopView {
 const uint CE = CM * CN / SUBGROUP; // accumulator elements per lane
 float acc[FM * FN * CE];
 uint coopSubgroup() { return gl_LocalInvocationID.x / SUBGROUP; }
+uint coopLane() { return gl_LocalInvocationID.x % SUBGROUP; }
 void coopZero(uint q) {
 	for (uint e = 0; e < CE; e++) acc[q * CE + e] = 0.0;
 }
@@ -65,7 +99,7 @@ uint coopAt(CoopView v, uint r, uint c) { return v.off + (v.colMajor ? c * v.str
 // coopMulAdd adds a (A's CM x CK view) times b (B's CK x CN view) to
 // accumulator q.
 void coopMulAdd(uint q, CoopView a, CoopView b) {
-	uint lane = gl_LocalInvocationID.x % SUBGROUP;
+	uint lane = coopLane();
 	for (uint e = 0; e < CE; e++) {
 		uint i = lane + e * SUBGROUP, r = i / CN, c = i % CN;
 		float s = acc[q * CE + e];
@@ -74,7 +108,7 @@ void coopMulAdd(uint q, CoopView a, CoopView b) {
 	}
 }
 void coopStore(uint q, uint off, uint stride) {
-	uint lane = gl_LocalInvocationID.x % SUBGROUP;
+	uint lane = coopLane();
 	for (uint e = 0; e < CE; e++) {
 		uint i = lane + e * SUBGROUP;
 		gemmC[off + (i / CN) * stride + i % CN] = acc[q * CE + e];
@@ -85,16 +119,21 @@ void coopStore(uint q, uint off, uint stride) {
 #define COOP_MULADD(q, a, b) coopMulAdd(q, a, b)
 #define COOP_ZERO(q) coopZero(q)
 #define COOP_STORE(q, off, stride) coopStore(q, off, stride)
+#define COOP_SYNC() barrier()
 #else
 #define COOP_A fcoopmatNV<16, gl_ScopeSubgroup, CM, CK>
 #define COOP_B fcoopmatNV<16, gl_ScopeSubgroup, CK, CN>
 fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM * FN];
 uint coopSubgroup() { return gl_SubgroupID; }
+uint coopLane() { return gl_SubgroupInvocationID; }
 #define COOP_LOAD_A(m, off, stride, colMajor) coopMatLoadNV(m, gemmA, off, stride, colMajor)
 #define COOP_LOAD_B(m, off, stride, colMajor) coopMatLoadNV(m, gemmB, off, stride, colMajor)
 #define COOP_MULADD(q, a, b) acc[q] = coopMatMulAddNV(a, b, acc[q])
 #define COOP_ZERO(q) acc[q] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0)
 #define COOP_STORE(q, off, stride) coopMatStoreNV(acc[q], gemmC, off, stride, false)
+#define COOP_SYNC() \
+	subgroupMemoryBarrierShared(); \
+	subgroupBarrier()
 #endif
 
 void gemmStage(uint buf) {
@@ -103,24 +142,26 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RA4; r++) {
 			if (r * GEMM_T + t >= QA) break;
 			uvec2 p = gemmPosA4(t, r);
-			[[unroll]] for (uint j = 0; j < 4; j++) gemmA[(buf * BK + p.y + j) * SA + p.x] = TO_HALF(ra4[r][j]);
+			uint o = aAt(buf, p.x, p.y); // 4 consecutive halves (A_KFAST)
+			[[unroll]] for (uint j = 0; j < 4; j++) gemmA[o + j] = TO_HALF(ra4[r][j]);
 		}
 	} else {
 		[[unroll]] for (uint r = 0; r < RA; r++) {
 			uvec2 p = gemmPosA(t, r);
-			gemmA[(buf * BK + p.y) * SA + p.x] = TO_HALF(ra[r]);
+			gemmA[aAt(buf, p.x, p.y)] = TO_HALF(ra[r]);
 		}
 	}
 	if (VEC_B) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
-			[[unroll]] for (uint j = 0; j < 4; j++) gemmB[(buf * BK + p.x) * SB + p.y + j] = TO_HALF(rb4[r][j]);
+			uint o = bAt(buf, p.x, p.y); // 4 consecutive halves (!B_KFAST)
+			[[unroll]] for (uint j = 0; j < 4; j++) gemmB[o + j] = TO_HALF(rb4[r][j]);
 		}
 	} else {
 		[[unroll]] for (uint r = 0; r < RB; r++) {
 			uvec2 p = gemmPosB(t, r);
-			gemmB[(buf * BK + p.x) * SB + p.y] = TO_HALF(rb[r]);
+			gemmB[bAt(buf, p.x, p.y)] = TO_HALF(rb[r]);
 		}
 	}
 }
@@ -131,9 +172,18 @@ void gemmMultiply(uint buf) {
 	[[unroll]] for (uint kk = 0; kk < BK; kk += CK) {
 		COOP_A a[FM];
 		COOP_B b[FN];
-		// A is staged k-major: (m, k) at k*SA + m, a column-major M x K.
-		[[unroll]] for (uint i = 0; i < FM; i++) COOP_LOAD_A(a[i], (buf * BK + kk) * SA + m0 + i * CM, SA, true);
-		[[unroll]] for (uint j = 0; j < FN; j++) COOP_LOAD_B(b[j], (buf * BK + kk) * SB + n0 + j * CN, SB, false);
+		// The layouts are specialization constants: each branch passes a
+		// literal layout.
+		[[unroll]] for (uint i = 0; i < FM; i++) {
+			uint o = aAt(buf, m0 + i * CM, kk);
+			if (A_KFAST) COOP_LOAD_A(a[i], o, SAK, false);
+			else COOP_LOAD_A(a[i], o, SA, true);
+		}
+		[[unroll]] for (uint j = 0; j < FN; j++) {
+			uint o = bAt(buf, kk, n0 + j * CN);
+			if (B_KFAST) COOP_LOAD_B(b[j], o, SBK, true);
+			else COOP_LOAD_B(b[j], o, SB, false);
+		}
 		[[unroll]] for (uint i = 0; i < FM; i++) {
 			[[unroll]] for (uint j = 0; j < FN; j++) COOP_MULADD(i * FN + j, a[i], b[j]);
 		}
@@ -142,8 +192,11 @@ void gemmMultiply(uint buf) {
 
 void gemmFetchA(uint kt);
 void gemmFetchB(uint kt);
+void gemmStoreC(uint m, uint n, float v);
 
-// gemmRun accumulates kTiles slices (kTiles >= 1) into acc.
+// gemmRun accumulates kTiles slices (kTiles >= 1) into acc. The last
+// slice needs no barrier after it: the epilogue's staging is not the
+// slices'.
 void gemmRun(uint kTiles) {
 	[[unroll]] for (uint i = 0; i < FM * FN; i++) COOP_ZERO(i);
 	gemmFetchA(0);
@@ -157,17 +210,30 @@ void gemmRun(uint kTiles) {
 			gemmFetchB(kt + 1);
 		}
 		gemmMultiply(kt & 1);
-		if (more) gemmStage((kt + 1) & 1);
-		barrier();
+		if (more) {
+			gemmStage((kt + 1) & 1);
+			barrier();
+		}
 	}
 }
 
-// gemmToShared stores the accumulators into gemmC (row-major BM x BN).
-void gemmToShared() {
-	uint sg = coopSubgroup();
+// gemmEpilogue passes every value of the tile to gemmStoreC, one
+// accumulator of each subgroup at a time through its slice of gemmC
+// (row-major CM x CN; lane l passes elements l, l + SUBGROUP, ...: rows
+// of CN consecutive columns).
+void gemmEpilogue() {
+	uint sg = coopSubgroup(), lane = coopLane();
 	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
+	uint base = sg * CM * CN;
 	[[unroll]] for (uint i = 0; i < FM; i++) {
-		[[unroll]] for (uint j = 0; j < FN; j++) COOP_STORE(i * FN + j, (m0 + i * CM) * BN + n0 + j * CN, BN);
+		[[unroll]] for (uint j = 0; j < FN; j++) {
+			COOP_STORE(i * FN + j, base, CN);
+			COOP_SYNC();
+			[[unroll]] for (uint e = 0; e < CM * CN / SUBGROUP; e++) {
+				uint x = lane + e * SUBGROUP;
+				gemmStoreC(m0 + i * CM + x / CN, n0 + j * CN + x % CN, gemmC[base + x]);
+			}
+			COOP_SYNC(); // read before the next store
+		}
 	}
-	barrier();
 }
