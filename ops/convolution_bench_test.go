@@ -74,13 +74,18 @@ func convBenchShapes() []convBenchShape {
 //	VKMPS_BENCH_LARGE=1 go test ./ops -run XXX -bench BenchmarkConvolutionGPU -benchtime 1x
 //
 // $VKMPS_GEMM holds a ConvolutionTuning (ops.ParseConvolutionTuning's
-// text: tile=N, direct=1, coopmat=0|1, splits=N, units=N, small=0) set on
-// every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also under each tile
-// forced (its split count chosen, and unsplit), under split counts 1, 2,
-// 4, 8 (weight gradients: 1, 8, 32, 128) with the tile chosen, data
-// gradients without the few-channels gather, and float16 passes with and
-// without cooperative matrices (sub-benchmarks named after the setting,
-// "default" the kernel's choice).
+// text: tile=N, direct=1, coopmat=0|1, cooptile=N, splits=N, units=N,
+// small=0) set on every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also
+// under each tile forced (its split count chosen, and unsplit), under
+// split counts 1, 2, 4, 8 (weight gradients: 1, 8, 32, 128) with the tile
+// chosen, data gradients without the few-channels gather, and float16
+// forward and data-gradient passes without cooperative matrices and with
+// them on each cooperative-matrix tile the device runs (coopmat=1 is tile
+// 0, cooptile=N tile N; the log names each tile's shape; sub-benchmarks
+// are named after the setting, "default" the kernel's choice). To rank
+// the cooperative-matrix tiles on the GPU machine:
+//
+//	VKMPS_BENCH_LARGE=1 VKMPS_BENCH_SWEEP=1 VKMPS_BENCH_DTYPE=float16 go test ./ops -run XXX -bench BenchmarkConvolutionGPU -benchtime 1x
 func BenchmarkConvolutionGPU(b *testing.B) {
 	dev := vktest.Open(b)
 	if !dev.Limits().TimestampsSupported {
@@ -90,16 +95,25 @@ func BenchmarkConvolutionGPU(b *testing.B) {
 	tune, err := ops.ParseConvolutionTuning(os.Getenv("VKMPS_GEMM"))
 	require.NoError(b, err, "VKMPS_GEMM")
 	b.Logf("%s: compute units %d, cooperative matrices %v", dev.Info().Name, dev.Limits().ComputeUnits, dev.Limits().CooperativeMatrixNV)
+	var coop []int // the cooperative-matrix tiles the device runs
+	for i := 0; i < ops.ConvolutionCoopTileCount(); i++ {
+		if on := ops.ConvCoopTileOn(dev.Limits(), i, false); on != "" {
+			coop = append(coop, i)
+			b.Logf("cooptile=%d: %s", i, on)
+		} else {
+			b.Logf("cooptile=%d: %s: not on this device", i, ops.ConvolutionCoopTileName(i))
+		}
+	}
 	r := rand.New(rand.NewSource(1))
 	for _, sh := range convBenchShapes() {
-		convBenchOne(b, dev, format, r, sh, tune, os.Getenv("VKMPS_BENCH_SWEEP") == "1")
+		convBenchOne(b, dev, format, r, sh, tune, os.Getenv("VKMPS_BENCH_SWEEP") == "1", coop)
 	}
 }
 
 // convBenchTunings are the settings a pass runs under: base alone, or in
 // a sweep base and every tile forced, split counts for weight gradients,
-// cooperative matrices on and off for float16.
-func convBenchTunings(base ops.ConvolutionTuning, sweep bool, pass string, format ops.Format) []ops.ConvolutionTuning {
+// cooperative matrices off and on each tile of coop for float16.
+func convBenchTunings(base ops.ConvolutionTuning, sweep bool, pass string, format ops.Format, coop []int) []ops.ConvolutionTuning {
 	ts := []ops.ConvolutionTuning{base}
 	if !sweep {
 		return ts
@@ -119,13 +133,15 @@ func convBenchTunings(base ops.ConvolutionTuning, sweep bool, pass string, forma
 		ts = append(ts, ops.ConvolutionTuning{NoSmallChannels: true, ComputeUnits: base.ComputeUnits})
 	}
 	if format == ops.Float16 && pass != "dW" {
-		ts = append(ts, ops.ConvolutionTuning{NoCoopMat: true, ComputeUnits: base.ComputeUnits},
-			ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, ComputeUnits: base.ComputeUnits})
+		ts = append(ts, ops.ConvolutionTuning{NoCoopMat: true, ComputeUnits: base.ComputeUnits})
+		for _, i := range coop {
+			ts = append(ts, ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: i, ComputeUnits: base.ComputeUnits})
+		}
 	}
 	return ts
 }
 
-func convBenchOne(b *testing.B, dev *vk.Device, format ops.Format, r *rand.Rand, sh convBenchShape, tune ops.ConvolutionTuning, sweep bool) {
+func convBenchOne(b *testing.B, dev *vk.Device, format ops.Format, r *rand.Rand, sh convBenchShape, tune ops.ConvolutionTuning, sweep bool, coop []int) {
 	newIm := func(d padding.Descriptor, data bool) *ops.Image {
 		var v []float32
 		if data {
@@ -199,7 +215,7 @@ func convBenchOne(b *testing.B, dev *vk.Device, format ops.Format, r *rand.Rand,
 		name string
 		enc  func(cb *vk.CommandBuffer) error
 	}{{"fwd", fwd}, {"dx", data}, {"dW", weights}} {
-		for ti, t := range convBenchTunings(tune, sweep, pass.name, format) {
+		for ti, t := range convBenchTunings(tune, sweep, pass.name, format, coop) {
 			for _, k := range tuners {
 				require.NoError(b, k.SetTuning(t))
 			}

@@ -106,12 +106,22 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	lim := convH100
 	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(16, 16, 16, vk.ComponentFloat32),
 		shape(16, 8, 8, vk.ComponentFloat32)}
-	c, ok := convCoopTileFor(lim)
+	c, ok := convCoopTileFor(lim, 0)
 	if !ok || c.cm != 16 || c.cn != 16 || c.ck != 16 {
 		t.Errorf("shape from %v: %+v %v", lim.CooperativeMatrixNV, c, ok)
 	}
-	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat {
-		t.Errorf("float16 under coopmat=1: %v", got.path)
+	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat || got.ctile != 0 {
+		t.Errorf("float16 under coopmat=1: %+v", got)
+	}
+	last := len(convCoopTiles) - 1
+	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: last}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat || got.ctile != last {
+		t.Errorf("float16 under cooptile=%d: %+v", last, got)
+	}
+	// A tile the device's shared memory cannot hold is ignored.
+	small := lim
+	small.MaxComputeSharedMemorySize = 32768
+	if got := gemmChoose(small, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathTiled {
+		t.Errorf("cooptile=3 (%v) in 32 KiB: %+v", convCoopTiles[3], got)
 	}
 	for _, n := range []struct {
 		name string
@@ -132,6 +142,36 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	lim.CooperativeMatrixNV, lim.SubgroupSize = []vk.CooperativeMatrixShape{shape(16, 8, 16, vk.ComponentFloat32)}, 64
 	if convCoopMatSupported(lim) {
 		t.Error("subgroups of 64")
+	}
+}
+
+// Every cooperative-matrix tile is valid with every shape of
+// convCoopShapes and fits an H100 (48 KiB of shared memory, subgroups of
+// 32), tiles up to 128 x 128 x 32 of 8 subgroups included; its emulated
+// build fits lavapipe (32 KiB, subgroups of 8), for the tests.
+func TestConvCoopTiles(t *testing.T) {
+	lavapipe := vk.Limits{MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 1024}, MaxComputeWorkGroupInvocations: 1024,
+		MaxComputeSharedMemorySize: 32768, SubgroupSize: 8, Float16Storage: true}
+	for i, c := range convCoopTiles {
+		if c.subgroup != 32 {
+			t.Errorf("tile %d %v: subgroups of %d", i, c, c.subgroup)
+		}
+		for _, s := range convCoopShapes {
+			c.cm, c.cn, c.ck = s[0], s[1], s[2]
+			if !c.valid() || !c.fits(convH100, 2) {
+				t.Errorf("tile %d %v with %v: valid %v, %d bytes of shared memory", i, c, s, c.valid(), c.shared(2))
+			}
+		}
+		e, ok := convCoopEmuFor(lavapipe, i)
+		if !ok || e.bm != c.bm || e.bn != c.bn || e.wm != c.wm || e.wn != c.wn {
+			t.Errorf("tile %d %v: emulated %+v %v", i, c, e, ok)
+		}
+		if ConvolutionCoopTileName(i) != c.String() {
+			t.Errorf("tile %d: name %q", i, ConvolutionCoopTileName(i))
+		}
+	}
+	if e, _ := convCoopEmuFor(lavapipe, 0); e.bk != 16 || e.ck != 8 {
+		t.Errorf("emulated tile 0: %+v", e)
 	}
 }
 

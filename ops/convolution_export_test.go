@@ -1,5 +1,11 @@
 package ops
 
+import (
+	"fmt"
+
+	"github.com/vkmps/vkmps/vk"
+)
+
 // Test hooks of the convolution family (compiled into tests only).
 
 // ConvTileCount is the number of GEMM tile shapes shipped.
@@ -11,9 +17,10 @@ func ConvTileName(i int) string { return gemmTiles[i].cfg.String() }
 // ConvForcePath forces the GEMMs of a family kernel onto a path: "tiled"
 // with tile index tile, "direct", "depthwise" (depthwise kernels where the
 // shape allows, else as chosen), "coopmat" (cooperative matrices for the
-// float16 GEMMs whose results are images, else as chosen),
-// "coopmat-emulated" (the same through the shader's emulated build, on
-// any device), "small" (the
+// float16 GEMMs whose results are images, else as chosen; tile indexes
+// the cooperative-matrix tiles), "coopmat-emulated" (the same through the
+// shader's emulated build, on any device, with tile's emulated version),
+// "small" (the
 // data gradient's gather kernel for few input channels where the shape
 // allows, else as chosen) or "" to choose again. It reports false for a
 // kernel of another family, a tile the device cannot run, or cooperative
@@ -36,19 +43,37 @@ func ConvForcePath(k any, path string, tile int) bool {
 		eng.force = &convChoice{path: convPathDirect}
 	case "depthwise":
 		eng.force = &convChoice{path: convPathDepthwise}
-	case "coopmat":
-		if !convCoopMatSupported(eng.dev.Limits()) {
+	case "coopmat", "coopmat-emulated":
+		c := convChoice{path: convPathCoopMat, ctile: tile, emu: path == "coopmat-emulated"}
+		if !convCoopRuns(eng.dev.Limits(), c) {
 			return false
 		}
-		eng.force = &convChoice{path: convPathCoopMat}
-	case "coopmat-emulated":
-		eng.force = &convChoice{path: convPathCoopMat, emu: true}
+		eng.force = &c
 	case "small":
 		eng.force = &convChoice{path: convPathSmall}
 	default:
 		return false
 	}
 	return true
+}
+
+// ConvCoopTileOn describes cooperative-matrix tile i as the device runs
+// it ("128x128x32/2x4 of 16x8x16 matrices"), or "" where it cannot; with
+// emu, the emulated build's version ("64x64x16/2x2 of 16x8x8 matrices,
+// emulated").
+func ConvCoopTileOn(lim vk.Limits, i int, emu bool) string {
+	c, ok := convCoopTileFor(lim, i)
+	if emu {
+		c, ok = convCoopEmuFor(lim, i)
+	}
+	if !ok {
+		return ""
+	}
+	s := fmt.Sprintf("%v of %dx%dx%d matrices", c, c.cm, c.cn, c.ck)
+	if emu {
+		s += ", emulated"
+	}
+	return s
 }
 
 // ConvLastPath names the path of the last GEMM whose result is an image

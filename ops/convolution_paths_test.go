@@ -3,6 +3,7 @@ package ops_test
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,7 +116,13 @@ func TestConvolutionEveryPath(t *testing.T) {
 // image GEMMs: im2col with quad loads of the weights, the gather and the
 // strided phases of data gradients, the transpose convolution, fully
 // connected rows and columns, a pointwise convolution's quad loads of the
-// source, and fused neurons and bias in the epilogue.
+// source, and fused neurons and bias in the epilogue, on the default
+// cooperative-matrix tile; every other tile runs one or two of them (the
+// emulated build is slow on lavapipe), so that each tile's subgroup
+// layout, accumulator counts and slice offsets run at least once and each
+// operand mode on a tile of 8 subgroups. (The emulated tiles' slices are
+// shallower where lavapipe's 32 KiB of shared memory asks, see
+// convCoopEmuFor: the real build on a GPU runs every tile as shipped.)
 func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 	dev := vktest.Open(t)
 	if !dev.Limits().Float16Storage {
@@ -135,25 +142,48 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 		OutputFeatureChannels: 36, Groups: 2, StrideX: 2, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 7, w: 9,
 		pads: padding.Pads{Top: 1, Left: 0, Bottom: 0, Right: 1}, bias: true}, opX: 1}
 	fc := fcCase{n: 9, c: 37, h: 3, w: 2, o: 70, flat: true, bias: true}
-	for _, p := range []struct {
-		name string
-		tile int
-	}{{"coopmat", 0}, {"coopmat-emulated", 0}, {"tiled", 2}} {
-		t.Run(p.name, func(t *testing.T) {
+	// The cases of each tile past 0: 0 dense, 1 grouped, 2 dilated,
+	// 3 pointwise, 4 transpose, 5 fully connected.
+	more := [][]int{1: {0, 5}, 2: {3, 1}, 3: {0, 5}, 4: {3, 4}, 5: {2}, 6: {0}, 7: {5}, 8: {1}}
+	require.Len(t, more, ops.ConvolutionCoopTileCount(), "cases per cooperative-matrix tile")
+	run := func(t *testing.T, path string, tile int, cases []int) {
+		force := func(k any) { require.True(t, ops.ConvForcePath(k, path, tile)) }
+		r := rand.New(rand.NewSource(15))
+		for _, i := range cases {
+			switch c := []convCase{dense, grouped, dilated, pointwise}; {
+			case i < len(c):
+				convRunCase(t, dev, c[i], r, true, force)
+			case i == 4:
+				convTCheck(t, dev, transpose, transpose.data(r), true, force)
+			default:
+				fcCheck(t, dev, fc, r, true, force)
+			}
+		}
+	}
+	all := []int{0, 1, 2, 3, 4, 5}
+	for _, path := range []string{"coopmat", "coopmat-emulated"} {
+		t.Run(path, func(t *testing.T) {
 			probe := must(ops.NewConvolution(dev, pointwise.d))
 			defer probe.Close()
-			if !ops.ConvForcePath(probe, p.name, p.tile) {
+			if !ops.ConvForcePath(probe, path, 0) {
 				t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
 			}
-			force := func(k any) { require.True(t, ops.ConvForcePath(k, p.name, p.tile)) }
-			r := rand.New(rand.NewSource(15))
-			for _, c := range []convCase{dense, grouped, dilated, pointwise} {
-				convRunCase(t, dev, c, r, true, force)
+			for i := 0; i < ops.ConvolutionCoopTileCount(); i++ {
+				t.Run(strconv.Itoa(i), func(t *testing.T) {
+					if !ops.ConvForcePath(probe, path, i) {
+						t.Skipf("%s cannot run cooperative-matrix tile %d (%s)", dev.Info().Name, i, ops.ConvolutionCoopTileName(i))
+					}
+					t.Logf("tile %d: %s", i, ops.ConvCoopTileOn(dev.Limits(), i, path == "coopmat-emulated"))
+					cases := more[i]
+					if i == 0 {
+						cases = all
+					}
+					run(t, path, i, cases)
+				})
 			}
-			convTCheck(t, dev, transpose, transpose.data(r), true, force)
-			fcCheck(t, dev, fc, r, true, force)
 		})
 	}
+	t.Run("tiled", func(t *testing.T) { run(t, "tiled", 2, all) })
 }
 
 // The data gradients of convolutions with few input channels per group

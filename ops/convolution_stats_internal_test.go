@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -58,9 +59,12 @@ func TestConvPipelineStatistics(t *testing.T) {
 	}
 	keys = append(keys, named{"small-channel gather 7x7/2", convPipeKey{shader: spirv.ConvolutionDataSmall, tile: -1, local: 32, ly: 8, lz: 1,
 		geom: [6]int32{7, 7, 2, 2, 1, 1}, ox: 8, cin: 3}})
-	if c, ok := convCoopTileFor(dev.Limits()); ok {
-		keys = append(keys, named{"cooperative matrices float16", convPipeKey{shader: spirv.ConvolutionGemmCoopmat, f16: true, coop: true, tile: -1,
-			local: int32(c.wm * c.wn * c.subgroup), geom: geom, vecA: true}})
+	for i := range convCoopTiles {
+		if c, ok := convCoopTileFor(dev.Limits(), i); ok {
+			keys = append(keys, named{fmt.Sprintf("cooperative matrices float16 %v of %dx%dx%d", c, c.cm, c.cn, c.ck),
+				convPipeKey{shader: spirv.ConvolutionGemmCoopmat, f16: true, coop: true, tile: -1, ctile: int8(i),
+					local: int32(c.threads()), geom: geom, vecA: true}})
+		}
 	}
 	for _, k := range keys {
 		p, err := e.pipeline(k.key)

@@ -20,9 +20,10 @@ const (
 	// (text: direct=1).
 	ConvolutionPathDirect
 	// ConvolutionPathCoopMat: cooperative matrices for the GEMMs of
-	// float16 images whose results are images, where the device has them
-	// (text: coopmat=1); elsewhere the kernel chooses. Never the default:
-	// on an H100 they are correct but slower than the tiles so far.
+	// float16 images whose results are images, where the device has them,
+	// tile ConvolutionTuning.CoopTile (text: coopmat=1 for tile 0,
+	// cooptile=N); elsewhere the kernel chooses. Never the default: on an
+	// H100 they are correct but slower than the tiles so far.
 	ConvolutionPathCoopMat
 	convolutionPathCount
 )
@@ -45,12 +46,19 @@ const (
 // $VKMPS_GEMM with ParseConvolutionTuning, whose keys are given in
 // parentheses below.
 type ConvolutionTuning struct {
-	// Path forces the GEMMs onto one path (tile=N, direct=1, coopmat=1).
+	// Path forces the GEMMs onto one path (tile=N, direct=1, coopmat=1,
+	// cooptile=N).
 	Path ConvolutionPath
 	// Tile is the tile of ConvolutionPathTiled, an index into the tiles
 	// shipped, largest first (ConvolutionTileCount, ConvolutionTileName);
 	// 0 otherwise.
 	Tile int
+	// CoopTile (cooptile) is the tile of ConvolutionPathCoopMat, an index
+	// into the cooperative-matrix tiles shipped, the default first
+	// (ConvolutionCoopTileCount, ConvolutionCoopTileName); a tile the
+	// device cannot run (its subgroups, workgroup size or shared memory)
+	// is ignored as the path is; 0 otherwise.
+	CoopTile int
 	// Splits (splits): the chunks the GEMMs' sums (K) are split into,
 	// 1..4096: the weight gradients' over the batch and the pixels, and
 	// those of the image GEMMs that can split (not the strided data
@@ -85,6 +93,21 @@ func ConvolutionTileName(i int) string {
 	return gemmTiles[i].cfg.String()
 }
 
+// ConvolutionCoopTileCount is the number of cooperative-matrix tiles
+// shipped.
+func ConvolutionCoopTileCount() int { return len(convCoopTiles) }
+
+// ConvolutionCoopTileName names cooperative-matrix tile i
+// ("128x128x32/2x4": the workgroup's outputs, the slice depth, and its
+// subgroups along the outputs' rows and columns; the matrix shape is the
+// device's), or "" for an index out of range.
+func ConvolutionCoopTileName(i int) string {
+	if i < 0 || i >= len(convCoopTiles) {
+		return ""
+	}
+	return convCoopTiles[i].String()
+}
+
 // Validate returns an error wrapping ErrTuning that names the first field
 // out of range, or nil.
 func (t ConvolutionTuning) Validate() error {
@@ -95,6 +118,10 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: tile %d: want 0..%d", ErrTuning, t.Tile, len(gemmTiles)-1)
 	case t.Path != ConvolutionPathTiled && t.Tile != 0:
 		return fmt.Errorf("%w: tile %d without the tiled path", ErrTuning, t.Tile)
+	case t.CoopTile < 0 || t.CoopTile >= len(convCoopTiles):
+		return fmt.Errorf("%w: cooperative-matrix tile %d: want 0..%d", ErrTuning, t.CoopTile, len(convCoopTiles)-1)
+	case t.Path != ConvolutionPathCoopMat && t.CoopTile != 0:
+		return fmt.Errorf("%w: cooperative-matrix tile %d without the cooperative-matrix path", ErrTuning, t.CoopTile)
 	case t.Splits < 0 || t.Splits > 4096:
 		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
 	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
@@ -115,7 +142,11 @@ func (t ConvolutionTuning) String() string {
 	case ConvolutionPathDirect:
 		parts = append(parts, "direct=1")
 	case ConvolutionPathCoopMat:
-		parts = append(parts, "coopmat=1")
+		if t.CoopTile != 0 {
+			parts = append(parts, "cooptile="+strconv.Itoa(t.CoopTile))
+		} else {
+			parts = append(parts, "coopmat=1")
+		}
 	}
 	if t.Splits != 0 {
 		parts = append(parts, "splits="+strconv.Itoa(t.Splits))
@@ -135,8 +166,9 @@ func (t ConvolutionTuning) String() string {
 // ParseConvolutionTuning reads a ConvolutionTuning from comma-separated
 // key=value pairs with integer values: tile (a tile index: the tiled path
 // with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
-// refuse them), splits, units and small=0 (see ConvolutionTuning's
-// fields). Spaces around pairs are ignored; "" is the default. An unknown
+// refuse them), cooptile (a cooperative-matrix tile index: cooperative
+// matrices forced with that tile; with coopmat=1 or alone), splits, units
+// and small=0 (see ConvolutionTuning's fields). Spaces around pairs are ignored; "" is the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
 // is out of range, or two paths forced at once is an error wrapping
 // ErrTuning that names it.
@@ -188,11 +220,21 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 		case "coopmat":
 			if err = flag(); err == nil {
 				if n == 1 {
-					err = path(ConvolutionPathCoopMat)
+					if t.Path != ConvolutionPathCoopMat { // cooptile forced it
+						err = path(ConvolutionPathCoopMat)
+					}
 				} else {
 					t.NoCoopMat = true
 				}
 			}
+		case "cooptile":
+			if n < 0 || n >= len(convCoopTiles) {
+				return ConvolutionTuning{}, fmt.Errorf("%w: cooptile=%d: want 0..%d", ErrTuning, n, len(convCoopTiles)-1)
+			}
+			if t.Path != ConvolutionPathCoopMat { // coopmat=1 forced it
+				err = path(ConvolutionPathCoopMat)
+			}
+			t.CoopTile = n
 		case "small":
 			if err = flag(); err == nil {
 				t.NoSmallChannels = n == 0
@@ -207,7 +249,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, splits, units, small)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

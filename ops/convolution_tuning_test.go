@@ -29,6 +29,10 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"coopmat=1", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat}, "coopmat=1"},
 		{"coopmat=0,small=0", ops.ConvolutionTuning{NoCoopMat: true, NoSmallChannels: true}, "coopmat=0,small=0"},
 		{"small=1", ops.ConvolutionTuning{}, ""},
+		{"cooptile=3", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 3}, "cooptile=3"},
+		{"coopmat=1, cooptile=2,units=8", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, ComputeUnits: 8}, "cooptile=2,units=8"},
+		{"cooptile=1,coopmat=1", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 1}, "cooptile=1"},
+		{"cooptile=0", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat}, "coopmat=1"},
 	}
 	for _, c := range good {
 		got, err := ops.ParseConvolutionTuning(c.text)
@@ -40,17 +44,24 @@ func TestConvolutionTuningText(t *testing.T) {
 		assert.Equal(t, got, again)
 	}
 	bad := []string{"tile", "tile=x", "tile=-1", "tile=99", "splits=0", "splits=5000", "units=0", "units=70000",
-		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256"}
+		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256",
+		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
+		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)
 	}
 	for _, tu := range []ops.ConvolutionTuning{{Path: -1}, {Path: 9}, {Tile: 1}, {Path: ops.ConvolutionPathTiled, Tile: ops.ConvolutionTileCount()},
-		{Splits: -1}, {ComputeUnits: -2}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true}} {
+		{Splits: -1}, {ComputeUnits: -2}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true},
+		{CoopTile: 1}, {Path: ops.ConvolutionPathTiled, CoopTile: 1}, {Path: ops.ConvolutionPathCoopMat, CoopTile: -1},
+		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}} {
 		assert.True(t, errors.Is(tu.Validate(), ops.ErrTuning), "%+v", tu)
 	}
 	assert.Equal(t, "", ops.ConvolutionTileName(-1))
 	assert.Equal(t, "128x128x8/8x8", ops.ConvolutionTileName(0))
+	assert.Equal(t, "", ops.ConvolutionCoopTileName(-1))
+	assert.Equal(t, "", ops.ConvolutionCoopTileName(ops.ConvolutionCoopTileCount()))
+	assert.Equal(t, "64x64x32/2x2", ops.ConvolutionCoopTileName(0))
 }
 
 // Every kernel of the family takes a tuning, refuses an invalid one

@@ -29,7 +29,8 @@ import (
 //   - cooperative matrix (glsl/gemm_coopmat.glsl): tensor cores through
 //     VK_NV_cooperative_matrix, float16 products accumulated in float32,
 //     for float16 images where the device has them (convCoopMatSupported)
-//     and a ConvolutionTuning asks (not yet faster than the tiles);
+//     and a ConvolutionTuning asks (not yet faster than the tiles), in
+//     one of the tiles of convCoopTiles (ConvolutionTuning.CoopTile);
 //   - small (glsl/convolution_data_small.comp): the data gradient of a
 //     convolution with few input channels per group (an RGB stem), where a
 //     GEMM's M would be a sliver of its tile.
@@ -133,23 +134,21 @@ func (p convPath) String() string {
 
 // convChoice is a path and, for convPathTiled, the index of its tile in
 // gemmTiles and its K in splits of chunk (image GEMMs: splits > 1 runs
-// SPLITK); emu (tests) runs convPathCoopMat's emulated build.
+// SPLITK); for convPathCoopMat the index of its tile in convCoopTiles,
+// ctile, and emu (tests): its emulated build.
 type convChoice struct {
 	path          convPath
 	tile          int
 	splits, chunk int
+	ctile         int
 	emu           bool
 }
 
 // convCoopMatSupported reports whether the device can run the
-// cooperative-matrix path (glsl/convolution_gemm_coopmat.comp): package vk
-// found VK_NV_cooperative_matrix with everything its SPIR-V needs and
-// enabled it (Limits.CooperativeMatrixNV), the device lists a float16 x
-// float16 + float32 shape at subgroup scope that convCoopTile can use
-// (convCoopShapes), its subgroups are convCoopTile.subgroup invocations,
-// and the tile fits its workgroups and shared memory.
+// cooperative-matrix path (glsl/convolution_gemm_coopmat.comp) with its
+// default tile, convCoopTiles[0] (convCoopTileFor).
 func convCoopMatSupported(lim vk.Limits) bool {
-	_, ok := convCoopTileFor(lim)
+	_, ok := convCoopTileFor(lim, 0)
 	return ok
 }
 
@@ -158,53 +157,131 @@ func convCoopMatSupported(lim vk.Limits) bool {
 // slices BK deep, matrices CM x CN x CK.
 type convCoopConfig struct{ bm, bn, bk, wm, wn, cm, cn, ck, subgroup int }
 
-// convCoopTile is the cooperative-matrix path's tile: 64 x 64 outputs per
-// workgroup of 2 x 2 subgroups of 32, slices 32 deep; its matrices are
-// the first of convCoopShapes the device lists.
-var convCoopTile = convCoopConfig{64, 64, 32, 2, 2, 16, 8, 16, 32}
+func (c convCoopConfig) threads() int { return c.wm * c.wn * c.subgroup }
 
-// convCoopShapes are the matrix shapes (M, N, K) convCoopTile can use,
+// shared is the bytes of shared memory the tile uses with elem bytes per
+// staged value (2: halves; 4: the emulated build's floats): two slices of
+// A and of B, each in the larger of its two layouts (rows padded by 8
+// values; gemm_coopmat.glsl stages a slice one way or the other by the
+// operand mode), and the epilogue's CM x CN floats per subgroup.
+func (c convCoopConfig) shared(elem int) int {
+	a := max(c.bm*(c.bk+8), c.bk*(c.bm+8))
+	b := max(c.bn*(c.bk+8), c.bk*(c.bn+8))
+	return 2*(a+b)*elem + c.wm*c.wn*c.cm*c.cn*4
+}
+
+// valid reports whether the tile satisfies gemm_layout.glsl's load
+// layouts (as gemmConfig.valid) and gemm_coopmat.glsl's: the subgroups'
+// blocks are whole matrices, a slice whole matrices deep, and an
+// accumulator whole values per lane. (The real build's matrices are at
+// least 8 deep, so its slices are multiples of 8 halves, 16-byte rows.)
+func (c convCoopConfig) valid() bool {
+	t := c.threads()
+	if c.cm <= 0 || c.cn <= 0 || c.ck <= 0 || c.subgroup <= 0 || c.bk <= 0 {
+		return false
+	}
+	ok := func(d int) bool {
+		return t%c.bk == 0 && d%(t/c.bk) == 0 && t%d == 0 && c.bk%(t/d) == 0
+	}
+	return c.bm%(c.wm*c.cm) == 0 && c.bn%(c.wn*c.cn) == 0 && c.bk%c.ck == 0 &&
+		(c.cm*c.cn)%c.subgroup == 0 && ok(c.bm) && ok(c.bn)
+}
+
+// fits reports whether the device's workgroups and shared memory hold
+// the tile, elem bytes per staged value (see shared).
+func (c convCoopConfig) fits(lim vk.Limits, elem int) bool {
+	t := uint32(c.threads())
+	return t <= lim.MaxComputeWorkGroupInvocations && t <= lim.MaxComputeWorkGroupSize[0] &&
+		uint32(c.shared(elem)) <= lim.MaxComputeSharedMemorySize
+}
+
+// String names the tile without its matrices: "128x128x32/2x4" (outputs,
+// slice depth, subgroups along m and n).
+func (c convCoopConfig) String() string {
+	return fmt.Sprintf("%dx%dx%d/%dx%d", c.bm, c.bn, c.bk, c.wm, c.wn)
+}
+
+// convCoopTiles are the cooperative-matrix path's tiles
+// (ConvolutionTuning.CoopTile, cooptile=N), subgroups of 32; their
+// matrices are the first of convCoopShapes the device lists. Tile 0, the
+// default, is 64 x 64 in 2 x 2 subgroups, as before the others came (not
+// yet measured against each other: a sweep of BenchmarkConvolutionGPU
+// ranks them). Every one fits 48 KiB of shared memory with the shapes of
+// convCoopShapes (128 x 128 x 32 of 16x16 matrices: exactly 48 KiB).
+var convCoopTiles = [...]convCoopConfig{
+	{bm: 64, bn: 64, bk: 32, wm: 2, wn: 2, subgroup: 32},
+	{bm: 128, bn: 64, bk: 32, wm: 4, wn: 2, subgroup: 32},
+	{bm: 64, bn: 128, bk: 32, wm: 2, wn: 4, subgroup: 32},
+	{bm: 128, bn: 128, bk: 32, wm: 2, wn: 4, subgroup: 32},
+	{bm: 128, bn: 128, bk: 32, wm: 4, wn: 2, subgroup: 32},
+	{bm: 128, bn: 128, bk: 32, wm: 2, wn: 2, subgroup: 32},
+	{bm: 64, bn: 64, bk: 64, wm: 2, wn: 2, subgroup: 32},
+	{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32},
+	{bm: 128, bn: 64, bk: 16, wm: 2, wn: 2, subgroup: 32},
+}
+
+// convCoopShapes are the matrix shapes (M, N, K) the tiles can use,
 // preferred first (NVIDIA's tensor cores list 16x8x16 and 16x8x8 for
 // float16 with float32 accumulators, and 16x16x16).
 var convCoopShapes = [...][3]int{{16, 8, 16}, {16, 16, 16}, {16, 8, 8}}
 
-// convCoopTileFor returns convCoopTile with the matrix shape the device
-// lists, and whether the device can run it.
-func convCoopTileFor(lim vk.Limits) (convCoopConfig, bool) {
-	c := convCoopTile
-	t := uint32(c.wm * c.wn * c.subgroup)
-	if lim.SubgroupSize != uint32(c.subgroup) || !lim.Float16Storage || t > lim.MaxComputeWorkGroupInvocations ||
-		t > lim.MaxComputeWorkGroupSize[0] || uint32(convCoopShared()) > lim.MaxComputeSharedMemorySize {
+// convCoopTileFor returns cooperative-matrix tile i (convCoopTiles) with
+// the first matrix shape of convCoopShapes the device lists that the tile
+// can use, and whether the device can run it: package vk found
+// VK_NV_cooperative_matrix with everything its SPIR-V needs and enabled it
+// (Limits.CooperativeMatrixNV), it lists a float16 x float16 + float32
+// shape at subgroup scope, its subgroups are the tile's, it stores float16
+// images, and the tile fits its workgroups and shared memory.
+func convCoopTileFor(lim vk.Limits, i int) (convCoopConfig, bool) {
+	if i < 0 || i >= len(convCoopTiles) {
+		return convCoopConfig{}, false
+	}
+	c := convCoopTiles[i]
+	if lim.SubgroupSize != uint32(c.subgroup) || !lim.Float16Storage {
 		return c, false
 	}
 	for _, s := range convCoopShapes {
 		if lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
 			c.cm, c.cn, c.ck = s[0], s[1], s[2]
-			return c, true
+			if c.valid() && c.fits(lim, 2) {
+				return c, true
+			}
 		}
 	}
 	return c, false
 }
 
-// convCoopEmuTile is the tile of the emulated build (tests): smaller, its
-// float slices fitting lavapipe's 32 KiB of shared memory, with two
-// matrices per subgroup along each axis and two per slice along k.
-var convCoopEmuTile = convCoopConfig{64, 32, 16, 2, 2, 16, 8, 8, 32}
+// convCoopEmuShape is the matrix shape of the emulated build (tests):
+// 16x8x8, so that a slice of 16 holds two along k.
+var convCoopEmuShape = [3]int{16, 8, 8}
 
-// convCoopShared is the shared memory of convCoopTile in bytes: two half
-// slices of A and B (rows padded by 8) and the float C tile.
-func convCoopShared() int {
-	c := convCoopTile
-	return 2*c.bk*(c.bm+8)*2 + 2*c.bk*(c.bn+8)*2 + c.bm*c.bn*4
+// convCoopEmuFor returns the emulated build's version of tile i (tests,
+// on any device), and whether the device can run it: the same outputs
+// and subgroups, matrices convCoopEmuShape, and slices halved until its
+// float slices fit the device's shared memory (lavapipe's 32 KiB), down
+// to 4 deep, the matrices as deep as the slice below 8 (the 128 x 128
+// tiles: an emulation needs no 16-byte rows).
+func convCoopEmuFor(lim vk.Limits, i int) (convCoopConfig, bool) {
+	if i < 0 || i >= len(convCoopTiles) {
+		return convCoopConfig{}, false
+	}
+	c := convCoopTiles[i]
+	c.cm, c.cn, c.ck = convCoopEmuShape[0], convCoopEmuShape[1], convCoopEmuShape[2]
+	for !c.fits(lim, 4) && c.bk > 4 {
+		c.bk /= 2
+		c.ck = min(c.ck, c.bk)
+	}
+	return c, c.valid() && c.fits(lim, 4)
 }
 
 // coopTile returns the tile of the cooperative-matrix build chosen on a
 // device of limits lim.
 func (c convChoice) coopTile(lim vk.Limits) convCoopConfig {
 	if c.emu {
-		return convCoopEmuTile
+		t, _ := convCoopEmuFor(lim, c.ctile)
+		return t
 	}
-	t, _ := convCoopTileFor(lim)
+	t, _ := convCoopTileFor(lim, c.ctile)
 	return t
 }
 
@@ -266,7 +343,7 @@ func gemmForced(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16, coop
 		if force.path == convPathTiled && !gemmTiles[force.tile].cfg.fits(lim) {
 			return convChoice{}, false
 		}
-		if force.path == convPathCoopMat && !(f16 && coop && (force.emu || convCoopMatSupported(lim))) {
+		if force.path == convPathCoopMat && !(f16 && coop && convCoopRuns(lim, *force)) {
 			return convChoice{}, false
 		}
 		return *force, true
@@ -279,11 +356,24 @@ func gemmForced(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16, coop
 			return convChoice{path: convPathTiled, tile: t.Tile}, true
 		}
 	case ConvolutionPathCoopMat:
-		if f16 && coop && convCoopMatSupported(lim) {
-			return convChoice{path: convPathCoopMat}, true
+		c := convChoice{path: convPathCoopMat, ctile: t.CoopTile}
+		if f16 && coop && convCoopRuns(lim, c) {
+			return c, true
 		}
 	}
 	return convChoice{}, false
+}
+
+// convCoopRuns reports whether the device runs the cooperative-matrix
+// tile of c (its emulated build's when c.emu).
+func convCoopRuns(lim vk.Limits, c convChoice) bool {
+	ok := false
+	if c.emu {
+		_, ok = convCoopEmuFor(lim, c.ctile)
+	} else {
+		_, ok = convCoopTileFor(lim, c.ctile)
+	}
+	return ok
 }
 
 // gemmChoose picks the path, tile and split count of an image GEMM of
@@ -426,8 +516,9 @@ type convPipeKey struct {
 	local        int32
 	ly, lz       int16 // depthwise workgroup y and z
 	vecA, vecB   bool  // quad loads of A, B (convolution_gemm.comp)
-	coop         bool  // convolution_gemm_coopmat.comp with convCoopTile
-	emu          bool  // its emulated build, with convCoopEmuTile (tests)
+	coop         bool  // convolution_gemm_coopmat.comp with convCoopTiles[ctile]
+	ctile        int8  // its tile
+	emu          bool  // its emulated build, with convCoopEmuFor (tests)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
 }
@@ -545,7 +636,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"OX": uint32(k.ox), "OY": uint32(k.oy), "BIASGRAD": convBool(k.bias), "CIN": uint32(k.cin), "SPLITK": uint32(k.splitk),
 	}
 	if k.coop {
-		c := convChoice{emu: k.emu}.coopTile(e.dev.Limits())
+		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
 		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
 		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
 	} else if k.tile >= 0 {
@@ -814,7 +905,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		case convPathCoopMat:
 			c := choice.coopTile(lim)
 			key.shader, key.coop, key.emu, key.tile = spirv.ConvolutionGemmCoopmat, true, choice.emu, -1
-			key.local = int32(c.wm * c.wn * c.subgroup)
+			key.ctile, key.local = int8(choice.ctile), int32(c.threads())
 			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
 		default:
 			key.tile, key.local = -1, 64
