@@ -156,17 +156,6 @@ bool loadRow(Strip p, int ky) { return loadRowOutside(p, ky, 0.0); }
 // Segment column of tap kx of the strip's window o.
 int tapCol(int o, int kx) { return o * SX + kx * DX; }
 
-// Whether some window of the strip has a tap in segment column e (with a
-// dilation, columns between taps may be none's); known once specialised.
-bool tapped(int e) {
-	bool t = false;
-	[[unroll]] for (int o = 0; o < OX; o++) {
-		int r = e - o * SX;
-		t = t || (r >= 0 && r < KEX && r % DX == 0);
-	}
-	return t;
-}
-
 // The strip's results, stored by storeResults.
 float res[OX];
 

@@ -92,80 +92,12 @@ bool cellOf(out Cell c) {
 	return true;
 }
 
-// Whether dx pixel p lies in the clip the gradient writes.
-bool inClip(ivec2 p) {
-	ivec2 r = p - pc.clipOrigin;
-	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
-}
-
 // Pixel (fx, fy) of cell i of the strip; false when outside the dx clip.
 bool cellPixel(Cell c, int i, int fx, int fy, out ivec2 p) {
 	p = pc.winBase + ivec2(SX * (c.m.x + i) + fx, SY * c.m.y + fy);
-	return inClip(p);
+	ivec2 r = p - pc.clipOrigin;
+	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
 }
-
-#ifndef POOL_LOOP
-// finishDx is dx's value at element q of a plane (auxOff: the plane's aux
-// offset) from the gathered sum v; the including shader defines it.
-float finishDx(float v, uint auxOff, uint q);
-
-// STAGE: a workgroup's dx pixels go through shared memory, and
-// consecutive invocations then store consecutive pixels of each row: an
-// invocation's own pixels are SX*CX of a row, SX*CX apart from its
-// neighbour's, so storing them directly leaves every memory sector
-// written in pieces by several instructions (slow on GPUs with ECC
-// memory, such as the H100: up to 4x at CX = 4). ops sets it where the
-// workgroup's pixels (gl_WorkGroupSize x SX*CX x SY) fit its budget.
-layout(constant_id = 19) const bool STAGE = false;
-const uint CW = uint(CX * SX); // dx columns of one invocation's strip
-const uint STAGE_N = uint(STAGE) * (gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z * CW * uint(SY)) + 1u;
-shared float staged[STAGE_N];
-
-// An invocation's sums: acc[fy][i*SX + fx] for pixel (fx, fy) of cell i.
-float acc[SY][CX * SX];
-
-// storeCells writes acc (ok: whether the invocation has cells) to dx,
-// finished by finishDx. Every invocation of the workgroup must call it.
-void storeCells(bool ok, Cell c) {
-	if (!STAGE) {
-		if (!ok) return;
-		[[unroll]] for (int fy = 0; fy < SY; fy++) {
-			[[unroll]] for (int i = 0; i < CX; i++) {
-				[[unroll]] for (int fx = 0; fx < SX; fx++) {
-					ivec2 p;
-					if (cellPixel(c, i, fx, fy, p)) {
-						uint q = uint(p.y * pc.size.x + p.x);
-						dx[c.dxOff + q] = STORE(finishDx(acc[fy][i * SX + fx], c.auxOff, q));
-					}
-				}
-			}
-		}
-		return;
-	}
-	uvec3 l = gl_WorkGroupSize, t = gl_LocalInvocationID;
-	uint rowLen = l.x * CW, rows = l.y * uint(SY);
-	if (ok) {
-		[[unroll]] for (int fy = 0; fy < SY; fy++) {
-			uint at = ((t.z * l.y + t.y) * uint(SY) + uint(fy)) * rowLen + t.x * CW;
-			[[unroll]] for (int f = 0; f < CX * SX; f++) staged[at + uint(f)] = acc[fy][f];
-		}
-	}
-	barrier();
-	// The workgroup's first cell, as cellOf numbers them.
-	ivec2 m0 = ivec2(floorDiv(pc.clipOrigin.x - pc.winBase.x, SX), floorDiv(pc.clipOrigin.y - pc.winBase.y, SY)) +
-	           ivec2(gl_WorkGroupID.x * l.x * uint(CX), gl_WorkGroupID.y * l.y);
-	ivec2 p0 = pc.winBase + ivec2(SX, SY) * m0;
-	uint total = l.z * rows * rowLen;
-	for (uint i = gl_LocalInvocationIndex; i < total; i += l.x * l.y * l.z) {
-		uint col = i % rowLen, r = (i / rowLen) % rows, plane = gl_WorkGroupID.z * l.z + i / (rowLen * rows);
-		ivec2 p = p0 + ivec2(col, r);
-		if (plane >= pc.planes || !inClip(p)) continue;
-		uint n = plane / pc.channels, ch = plane % pc.channels;
-		uint q = uint(p.y * pc.size.x + p.x);
-		dx[pc.dxBase + n * pc.dxBatch + ch * pc.dxPlane + q] = STORE(finishDx(staged[i], pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane, q));
-	}
-}
-#endif
 
 // Per window column j (window m.x - (AX-1) + j, ascending) and row b
 // (window m.y - b) of a strip: the clamped dy column and row, and whether

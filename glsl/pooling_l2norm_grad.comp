@@ -32,34 +32,41 @@ void main() {
 	dx[q.dxOff + p] = STORE(acc * LOAD(src[q.auxOff + p]));
 }
 #else
-float finishDx(float v, uint auxOff, uint q) { return v * LOAD(src[auxOff + q]); }
-
 void main() {
 	Cell c;
-	bool ok = cellOf(c);
+	if (!cellOf(c)) return;
+	windowAxes(c);
+	float acc[SY][CX * SX];
 	[[unroll]] for (int fy = 0; fy < SY; fy++)
 		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
-	if (ok) {
-		windowAxes(c);
-		// Windows in ascending order (rows, then columns), as the sum's order.
-		[[unroll]] for (int b = AY - 1; b >= 0; b--) {
-			uint row = c.dyOff + winRow[b] * pc.dyWidth;
-			[[unroll]] for (int j = 0; j < WX; j++) {
-				float v = LOAD_DY(dy[row + uint(winX[j])]);
-				v = (winYIn[b] && winXIn[j]) ? v : 0.0;
-				[[unroll]] for (int i = 0; i < CX; i++) {
-					int a = cellsBack(i, j);
-					if (a < 0 || a >= AX) continue;
-					[[unroll]] for (int fy = 0; fy < SY; fy++) {
-						if (!holds(b, fy, SY, KEY, DY)) continue;
-						[[unroll]] for (int fx = 0; fx < SX; fx++) {
-							if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += v;
-						}
+	// Windows in ascending order (rows, then columns), as the sum's order.
+	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
+		uint row = c.dyOff + winRow[b] * pc.dyWidth;
+		[[unroll]] for (int j = 0; j < WX; j++) {
+			float v = LOAD_DY(dy[row + uint(winX[j])]);
+			v = (winYIn[b] && winXIn[j]) ? v : 0.0;
+			[[unroll]] for (int i = 0; i < CX; i++) {
+				int a = cellsBack(i, j);
+				if (a < 0 || a >= AX) continue;
+				[[unroll]] for (int fy = 0; fy < SY; fy++) {
+					if (!holds(b, fy, SY, KEY, DY)) continue;
+					[[unroll]] for (int fx = 0; fx < SX; fx++) {
+						if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += v;
 					}
 				}
 			}
 		}
 	}
-	storeCells(ok, c);
+	[[unroll]] for (int fy = 0; fy < SY; fy++) {
+		[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int fx = 0; fx < SX; fx++) {
+				ivec2 p;
+				if (cellPixel(c, i, fx, fy, p)) {
+					uint q = uint(p.y * pc.size.x + p.x);
+					dx[c.dxOff + q] = STORE(acc[fy][i * SX + fx] * LOAD(src[c.auxOff + q]));
+				}
+			}
+		}
+	}
 }
 #endif

@@ -32,57 +32,45 @@ void main() {
 	if (!stripOf(p)) return;
 	uint code[OX];
 	if (TWO_PHASE) {
-		// Per window, the maximum first, then the first tap equal to it:
-		// the same winner as comparing tap by tap with a strict >, at one
-		// compare and one select per tap. Outside taps hold the edge
-		// mode's value (0, or -inf under EdgeClamp, where they are never
-		// chosen). NaN is rare: the common path only notes whether a tap
-		// of the strip is one (once per source column, not per tap), and
-		// a strip that holds one takes the exact path below (per window,
-		// the first NaN wins).
+		// Per window, the maximum first (NaN aside, as the forward computes
+		// it), then the first tap equal to it, or the first NaN: the same
+		// winner as comparing tap by tap with a strict >, at one compare and
+		// one select per tap. Outside taps hold the edge mode's value (0, or
+		// -inf under EdgeClamp, where they are never chosen).
 		columns(p);
 		float v[KH * SEG];
 		bool in_[KH * SEG];
 		float m[OX];
-		bool anyNaN = false;
-		[[unroll]] for (int o = 0; o < OX; o++) m[o] = NEG_INF;
+		bool nan[OX];
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			m[o] = NEG_INF;
+			nan[o] = false;
+		}
 		[[unroll]] for (int ky = 0; ky < KH; ky++) {
 			loadRowOutside(p, ky, CLAMP ? NEG_INF : 0.0);
 			[[unroll]] for (int e = 0; e < SEG; e++) {
 				v[ky * SEG + e] = segV[e];
 				in_[ky * SEG + e] = segIn[e];
-				if (tapped(e)) anyNaN = anyNaN || isnan(segV[e]);
 			}
 			[[unroll]] for (int o = 0; o < OX; o++) {
-				[[unroll]] for (int kx = 0; kx < KW; kx++) m[o] = max(m[o], segV[tapCol(o, kx)]);
-			}
-		}
-		if (anyNaN) {
-			[[unroll]] for (int o = 0; o < OX; o++) {
-				bool nan = false;
-				[[unroll]] for (int t = 0; t < KH * KW; t++) nan = nan || isnan(v[(t / KW) * SEG + tapCol(o, t % KW)]);
-				m[o] = nan ? quietNaN() : m[o];
+				[[unroll]] for (int kx = 0; kx < KW; kx++) {
+					float x = segV[tapCol(o, kx)];
+					m[o] = max(m[o], x);
+					nan[o] = nan[o] || isnan(x);
+				}
 			}
 		}
 		[[unroll]] for (int o = 0; o < OX; o++) {
 			code[o] = MASK;
-			if (anyNaN) {
-				[[unroll]] for (int t = KH * KW - 1; t >= 0; t--) {
-					int i = (t / KW) * SEG + tapCol(o, t % KW);
-					bool hit = isnan(m[o]) ? isnan(v[i]) : (v[i] == m[o] && (in_[i] || !CLAMP));
-					code[o] = hit ? (in_[i] ? uint(t) : MASK) : code[o];
-				}
-			} else {
-				[[unroll]] for (int t = KH * KW - 1; t >= 0; t--) {
-					int i = (t / KW) * SEG + tapCol(o, t % KW);
-					bool hit = v[i] == m[o] && (in_[i] || !CLAMP);
-					code[o] = hit ? (in_[i] ? uint(t) : MASK) : code[o];
-				}
+			[[unroll]] for (int t = KH * KW - 1; t >= 0; t--) {
+				int i = (t / KW) * SEG + tapCol(o, t % KW);
+				bool hit = nan[o] ? isnan(v[i]) : (v[i] == m[o] && (in_[i] || !CLAMP));
+				code[o] = hit ? (in_[i] ? uint(t) : MASK) : code[o];
 			}
 			// A window no tap of which is inside (EdgeClamp): 0, MASK.
 			bool any = !CLAMP || anyTap(p, o);
 			code[o] = (any && o < p.count) ? code[o] : MASK;
-			res[o] = any ? m[o] : 0.0;
+			res[o] = any ? (nan[o] ? quietNaN() : m[o]) : 0.0;
 		}
 	} else {
 		// Tap by tap in row-major order, per window: a tap the edge mode

@@ -44,47 +44,51 @@ void main() {
 	dx[q.dxOff + uint(q.p.y * pc.size.x + q.p.x)] = STORE(acc);
 }
 #else
-float finishDx(float v, uint auxOff, uint q) { return v; }
-
 void main() {
 	const int PER = 32 / AMBITS;
 	const uint MASK = 0xffffffffu >> (32 - AMBITS);
 	Cell c;
-	bool ok = cellOf(c);
+	if (!cellOf(c)) return;
+	uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
+	windowAxes(c);
+	uint wordCol[WX], shift[WX];
+	[[unroll]] for (int j = 0; j < WX; j++) {
+		uint qx = uint(winX[j] - pc.winLo.x);
+		wordCol[j] = qx / uint(PER);
+		shift[j] = (qx % uint(PER)) * uint(AMBITS);
+	}
+	float acc[SY][CX * SX];
 	[[unroll]] for (int fy = 0; fy < SY; fy++)
 		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
-	if (ok) {
-		uint rowWords = uint(pc.winHi.x - pc.winLo.x + PER - 1) / uint(PER);
-		windowAxes(c);
-		uint wordCol[WX], shift[WX];
+	// Windows in ascending order (rows, then columns), as the sum's order.
+	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
+		uint row = c.dyOff + winRow[b] * pc.dyWidth;
+		uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
 		[[unroll]] for (int j = 0; j < WX; j++) {
-			uint qx = uint(winX[j] - pc.winLo.x);
-			wordCol[j] = qx / uint(PER);
-			shift[j] = (qx % uint(PER)) * uint(AMBITS);
-		}
-		// Windows in ascending order (rows, then columns), as the sum's order.
-		[[unroll]] for (int b = AY - 1; b >= 0; b--) {
-			uint row = c.dyOff + winRow[b] * pc.dyWidth;
-			uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
-			[[unroll]] for (int j = 0; j < WX; j++) {
-				float v = LOAD_DY(dy[row + uint(winX[j])]);
-				uint word = aux[codeRow + wordCol[j]];
-				uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
-				[[unroll]] for (int i = 0; i < CX; i++) {
-					int a = cellsBack(i, j);
-					if (a < 0 || a >= AX) continue;
-					[[unroll]] for (int fy = 0; fy < SY; fy++) {
-						if (!holds(b, fy, SY, KEY, DY)) continue;
-						[[unroll]] for (int fx = 0; fx < SX; fx++) {
-							if (!holds(a, fx, SX, KEX, DX)) continue;
-							uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
-							acc[fy][i * SX + fx] += code == tap ? v : 0.0;
-						}
+			float v = LOAD_DY(dy[row + uint(winX[j])]);
+			uint word = aux[codeRow + wordCol[j]];
+			uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
+			[[unroll]] for (int i = 0; i < CX; i++) {
+				int a = cellsBack(i, j);
+				if (a < 0 || a >= AX) continue;
+				[[unroll]] for (int fy = 0; fy < SY; fy++) {
+					if (!holds(b, fy, SY, KEY, DY)) continue;
+					[[unroll]] for (int fx = 0; fx < SX; fx++) {
+						if (!holds(a, fx, SX, KEX, DX)) continue;
+						uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
+						acc[fy][i * SX + fx] += code == tap ? v : 0.0;
 					}
 				}
 			}
 		}
 	}
-	storeCells(ok, c);
+	[[unroll]] for (int fy = 0; fy < SY; fy++) {
+		[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int fx = 0; fx < SX; fx++) {
+				ivec2 p;
+				if (cellPixel(c, i, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][i * SX + fx]);
+			}
+		}
+	}
 }
 #endif

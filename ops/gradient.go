@@ -92,7 +92,6 @@ type gatherKey struct {
 	bits       int
 	f16        bool
 	loop       bool // the loop builds (gatherLoop)
-	stage      bool // dx through shared memory (gatherStage)
 	lx, ly, lz int16
 }
 
@@ -109,23 +108,6 @@ func gatherCells(g Geometry, t Tuning) int {
 		return 4
 	}
 	return 1
-}
-
-// gatherStageBudget is the shared memory a staged gather's workgroup may
-// use for its dx pixels.
-const gatherStageBudget = 16 << 10
-
-// gatherStage reports whether a gather of workgroup lx x ly x lz stores dx
-// through shared memory (the shaders' STAGE): each invocation's pixels
-// are SX*CX of a row, and storing them directly leaves memory sectors
-// written piecemeal by several instructions. On an H100 (2026-11-24) the
-// direct stores made gathers of 4 stride-2 cells per invocation 4x slower
-// than of one. Not for the loop builds (one pixel per invocation), nor
-// where the pixels exceed gatherStageBudget or the device's shared memory,
-// nor under t.NoGatherStaging.
-func gatherStage(g Geometry, t Tuning, lim vk.Limits, loop bool, lx, ly, lz int) bool {
-	bytes := 4 * lx * ly * lz * gatherCells(g, t) * g.StrideX * g.StrideY
-	return !t.NoGatherStaging && !loop && bytes <= gatherStageBudget && bytes <= int(lim.MaxComputeSharedMemorySize)
 }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
@@ -168,9 +150,6 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
 	spec["CX"] = uint32(gatherCells(p.geom, p.passes.tune))
 	spec["AMBITS"] = uint32(k.bits)
-	if k.stage {
-		spec["STAGE"] = 1
-	}
 	name := ""
 	if k.loop {
 		name = "loop"
@@ -374,8 +353,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	loop := gatherLoop(p.geom, p.passes.tune)
 	strips, rows := p.gatherItems(loop, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
 	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), p.dev.Limits(), strips, rows, j.batches*j.channels)
-	stage := gatherStage(p.geom, p.passes.tune, p.dev.Limits(), loop, lx, ly, lz)
-	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, stage: stage, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}

@@ -49,13 +49,8 @@ type Tuning struct {
 	// NoVectorStores (vstore=0): the direct passes store strips value by
 	// value instead of as one vector.
 	NoVectorStores bool
-	// NoGatherStaging (gstage=0): the gradients' gathers store each
-	// invocation's dx pixels directly instead of through shared memory
-	// (see gatherStage).
-	NoGatherStaging bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1) or
-	// ArgmaxTwoPhase (2); the default is two-phase but for dilated windows
-	// of at most 4 taps.
+	// ArgmaxTwoPhase (2); the default is two-phase without dilation.
 	Argmax int
 }
 
@@ -97,16 +92,13 @@ func (t Tuning) String() string {
 	if t.NoVectorStores {
 		parts = append(parts, "vstore=0")
 	}
-	if t.NoGatherStaging {
-		parts = append(parts, "gstage=0")
-	}
 	add("argmax", t.Argmax)
 	return strings.Join(parts, ",")
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
 // integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
-// and gstage (0 or 1), and argmax (see Tuning's fields). Spaces around pairs are
+// (0 or 1) and argmax (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
 // error wrapping ErrTuning that names it.
@@ -147,15 +139,10 @@ func ParseTuning(s string) (Tuning, error) {
 				return Tuning{}, fmt.Errorf("%w: vstore=%d: want 0 or 1", ErrTuning, n)
 			}
 			t.NoVectorStores = n == 0
-		case "gstage":
-			if n != 0 && n != 1 {
-				return Tuning{}, fmt.Errorf("%w: gstage=%d: want 0 or 1", ErrTuning, n)
-			}
-			t.NoGatherStaging = n == 0
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, gstage, argmax)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax)", ErrTuning, k)
 		}
-		if n == 0 && k != "vstore" && k != "gstage" {
+		if n == 0 && k != "vstore" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
 		}
 	}

@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/vkmps/vkmps/vk"
 )
 
 func TestParseTuning(t *testing.T) {
@@ -17,8 +15,6 @@ func TestParseTuning(t *testing.T) {
 		"vstore=1": {},
 		"ox=2, gathercx=3,wg=128,vw=8,vstore=0,argmax=1": {StripWidth: 2, GatherCells: 3, Workgroup: 128, LoadWidth: 8, NoVectorStores: true, Argmax: ArgmaxTapByTap},
 		" wg = 1024 ,argmax=2,":                          {Workgroup: 1024, Argmax: ArgmaxTwoPhase},
-		"gstage=0,gathercx=2":                            {GatherCells: 2, NoGatherStaging: true},
-		"gstage=1":                                       {},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -82,19 +78,7 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 1, stripWidth(wide, passValues, Tuning{StripWidth: 1}))
 	assert.True(t, argmaxTwoPhase(g, Tuning{}))
 	assert.False(t, argmaxTwoPhase(g, Tuning{Argmax: ArgmaxTapByTap}))
-	d3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 2, DilationY: 2}
-	assert.True(t, argmaxTwoPhase(d3, Tuning{}), "dilated 3x3: two-phase")
-	d2 := Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
-	assert.False(t, argmaxTwoPhase(d2, Tuning{}), "dilated 2x2: tap by tap")
-	assert.True(t, argmaxTwoPhase(d2, Tuning{Argmax: ArgmaxTwoPhase}))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
-	lim := vk.Limits{MaxComputeSharedMemorySize: 32 << 10}
-	s2 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
-	assert.True(t, gatherStage(s2, Tuning{}, lim, false, 32, 8, 1), "256 invocations of 2x2 pixels: 4 KiB")
-	assert.False(t, gatherStage(s2, Tuning{NoGatherStaging: true}, lim, false, 32, 8, 1))
-	assert.False(t, gatherStage(s2, Tuning{}, lim, true, 32, 8, 1), "loop builds store their one pixel")
-	assert.False(t, gatherStage(s2, Tuning{GatherCells: 8}, lim, false, 32, 8, 1), "32 KiB: over the budget")
-	assert.False(t, gatherStage(s2, Tuning{}, vk.Limits{MaxComputeSharedMemorySize: 2048}, false, 32, 8, 1), "over the device's shared memory")
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.True(t, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
 	assert.False(t, vectorStore(Tuning{NoVectorStores: true}, 4, 8, 0, 0, 8))
