@@ -183,14 +183,18 @@ func stripWidth(g Geometry, pass passKind, t Tuning) int {
 
 // argmaxTwoPhase reports whether the direct argmax pass finds each
 // window's maximum first and then the first tap equal to it, rather than
-// going tap by tap with selects: measured faster on an H200 without
-// dilation (3x3 stride 2: 77 against 94 us), slower with it. t.Argmax
+// going tap by tap with selects. On an H100 (2026-11-24, vkmps bench with
+// VKMPS_TUNE=argmax=1 and 2 side by side) two-phase was faster for every
+// window of more than 4 taps, dilated or not (3x3 stride 2: 78 against
+// 93 us; dilated 3x3 at stride 2 and 1: 86 against 98 and 46 against 56),
+// and slower only for dilated 2x2 windows (110 against 99 us). t.Argmax
 // overrides the choice.
 func argmaxTwoPhase(g Geometry, t Tuning) bool {
 	if t.Argmax != 0 {
 		return t.Argmax == ArgmaxTwoPhase
 	}
-	return g.DilationX == 1 && g.DilationY == 1
+	dilated := g.DilationX != 1 || g.DilationY != 1
+	return !dilated || g.KernelWidth*g.KernelHeight > 4
 }
 
 // loadWidth returns the widest aligned load (4, 2 or 1 elements; 8 for

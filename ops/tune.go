@@ -50,7 +50,8 @@ type Tuning struct {
 	// value instead of as one vector.
 	NoVectorStores bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1) or
-	// ArgmaxTwoPhase (2); the default is two-phase without dilation.
+	// ArgmaxTwoPhase (2); the default is two-phase but for dilated windows
+	// of at most 4 taps.
 	Argmax int
 }
 

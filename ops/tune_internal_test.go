@@ -78,6 +78,11 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 1, stripWidth(wide, passValues, Tuning{StripWidth: 1}))
 	assert.True(t, argmaxTwoPhase(g, Tuning{}))
 	assert.False(t, argmaxTwoPhase(g, Tuning{Argmax: ArgmaxTapByTap}))
+	d3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 2, DilationY: 2}
+	assert.True(t, argmaxTwoPhase(d3, Tuning{}), "dilated 3x3: two-phase")
+	d2 := Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	assert.False(t, argmaxTwoPhase(d2, Tuning{}), "dilated 2x2: tap by tap")
+	assert.True(t, argmaxTwoPhase(d2, Tuning{Argmax: ArgmaxTwoPhase}))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.True(t, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
