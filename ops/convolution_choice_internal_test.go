@@ -38,7 +38,7 @@ func TestConvChoiceFollowsTheSweep(t *testing.T) {
 		{"1x1-512-2048 fwd", 2048, 32 * 49, 512, 0, 1},     // (not swept)
 	}
 	for _, c := range image {
-		got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, false, false, true)
+		got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 9, 1, false, false, true)
 		if got.path != convPathTiled || got.tile != c.tile || got.splits != c.splits {
 			t.Errorf("%s: chose %v tile %d, %d splits; want tile %d, %d splits", c.name, got.path, got.tile, got.splits, c.tile, c.splits)
 		}
@@ -49,11 +49,11 @@ func TestConvChoiceFollowsTheSweep(t *testing.T) {
 	// µs on the H100); forced, the split count follows the tuning.
 	m, n, k := 256, 32*14*14, 2304
 	for _, split := range []bool{false, true} {
-		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, m, n, k, 1, false, false, split); got.tile != 2 || got.splits != 1 {
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, m, n, k, 9, 1, false, false, split); got.tile != 2 || got.splits != 1 {
 			t.Errorf("3x3@14 (may split %v): %+v", split, got)
 		}
 	}
-	if got := gemmChoose(convH100, ConvolutionTuning{Splits: 4}, nil, m, n, k, 1, false, false, true); got.splits != 4 || got.chunk != 576 {
+	if got := gemmChoose(convH100, ConvolutionTuning{Splits: 4}, nil, m, n, k, 9, 1, false, false, true); got.splits != 4 || got.chunk != 576 {
 		t.Errorf("3x3@14 under splits=4: %+v", got)
 	}
 	weights := []struct {
@@ -90,15 +90,16 @@ func TestConvChoiceFollowsTheSweep(t *testing.T) {
 	if p.choice.tile != 3 || p.splits != 8 {
 		t.Errorf("forced tile 3, 8 splits: got %+v", p)
 	}
-	if c := gemmChoose(convH100, ConvolutionTuning{}, nil, 4, 4, 4, 1, false, false, true); c.path != convPathDirect {
+	if c := gemmChoose(convH100, ConvolutionTuning{}, nil, 4, 4, 4, 9, 1, false, false, true); c.path != convPathDirect {
 		t.Errorf("a tiny GEMM: %v", c.path)
 	}
 }
 
 // Cooperative matrices: taken for float16 image GEMMs where a tuning asks
 // for them and the device lists a shape the tile can use (the first of
-// convCoopShapes); never by default (slower than the tiles on an H100),
-// for float32, weight gradients or devices without them.
+// convCoopShapes), and by default (convCoopDefaultTile) where
+// convCoopDefault says so; never for float32, under NoCoopMat, for weight
+// gradients or on devices without them.
 func TestConvChoiceCoopMat(t *testing.T) {
 	shape := func(m, n, k uint32, c vk.ComponentType) vk.CooperativeMatrixShape {
 		return vk.CooperativeMatrixShape{M: m, N: n, K: k, A: vk.ComponentFloat16, B: vk.ComponentFloat16, C: c, D: c}
@@ -110,17 +111,17 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	if !ok || c.cm != 16 || c.cn != 16 || c.ck != 16 {
 		t.Errorf("shape from %v: %+v %v", lim.CooperativeMatrixNV, c, ok)
 	}
-	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat || got.ctile != 0 {
+	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, nil, 64, 100352, 576, 9, 1, true, true, true); got.path != convPathCoopMat || got.ctile != 0 {
 		t.Errorf("float16 under coopmat=1: %+v", got)
 	}
 	last := len(convCoopTiles) - 1
-	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: last}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathCoopMat || got.ctile != last {
+	if got := gemmChoose(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: last}, nil, 64, 100352, 576, 9, 1, true, true, true); got.path != convPathCoopMat || got.ctile != last {
 		t.Errorf("float16 under cooptile=%d: %+v", last, got)
 	}
 	// A tile the device's shared memory cannot hold is ignored.
 	small := lim
 	small.MaxComputeSharedMemorySize = 32768
-	if got := gemmChoose(small, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, nil, 64, 100352, 576, 1, true, true, true); got.path != convPathTiled {
+	if got := gemmChoose(small, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, nil, 64, 100352, 576, 9, 1, true, true, true); got.path != convPathTiled {
 		t.Errorf("cooptile=3 (%v) in 32 KiB: %+v", convCoopTiles[3], got)
 	}
 	for _, n := range []struct {
@@ -131,8 +132,31 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	}{{"float32", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, false},
 		{"default", lim, ConvolutionTuning{}, true}, {"refused", lim, ConvolutionTuning{NoCoopMat: true}, true},
 		{"none", convH100, ConvolutionTuning{Path: ConvolutionPathCoopMat}, true}} {
-		if got := gemmChoose(n.lim, n.t, nil, 64, 100352, 576, 1, n.f16, true, true); got.path != convPathTiled {
+		if got := gemmChoose(n.lim, n.t, nil, 64, 100352, 576, 9, 1, n.f16, true, true); got.path != convPathTiled {
 			t.Errorf("%s: %v", n.name, got.path)
+		}
+	}
+	// By default: 3x3 windows of 256 channels (ResNet's 14x14 layer) and
+	// 128 (VGG's 112x112), not 64 channels, not 1x1 windows, not float32.
+	for _, d := range []struct {
+		name          string
+		lim           vk.Limits
+		t             ConvolutionTuning
+		m, n, k, taps int
+		f16           bool
+		want          convPath
+	}{
+		{"3x3 256", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathCoopMat},
+		{"3x3 128", lim, ConvolutionTuning{}, 128, 200704, 1152, 9, true, convPathCoopMat},
+		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled},
+		{"1x1 512", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathTiled},
+		{"float32", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, false, convPathTiled},
+		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, 256, 6272, 2304, 9, true, convPathTiled},
+		{"no shapes", convH100, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathTiled},
+	} {
+		got := gemmChoose(d.lim, d.t, nil, d.m, d.n, d.k, d.taps, 1, d.f16, true, true)
+		if got.path != d.want || (d.want == convPathCoopMat && got.ctile != convCoopDefaultTile) {
+			t.Errorf("%s: %+v, want %v", d.name, got, d.want)
 		}
 	}
 	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(32, 8, 16, vk.ComponentFloat32)}

@@ -71,8 +71,10 @@ type ConvolutionTuning struct {
 	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device
 	// reports it, else 64).
 	ComputeUnits int
-	// NoCoopMat (coopmat=0): GEMMs of float16 images use the tiles (the
-	// default; the key states it explicitly in a sweep).
+	// NoCoopMat (coopmat=0): GEMMs of float16 images use the tiles, also
+	// where cooperative matrices would be the default (windows of more
+	// than one tap with 128 or more channels on each side, on devices
+	// that have them).
 	NoCoopMat bool
 	// NoSmallChannels (small=0): data gradients of convolutions with few
 	// input channels per group run as GEMMs instead of their gather

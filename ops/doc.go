@@ -127,8 +127,10 @@
 // weight gradients with the bias gradient from the same tiles, added in a
 // fixed order; cooperative matrices (VK_NV_cooperative_matrix, float16
 // products accumulated in float32) for float16 images where the device
-// has them and a ConvolutionTuning asks (never the default: slower than
-// the tiles on an H100 so far); a gather kernel for data gradients of few input channels;
+// has them: by default for windows of more than one tap with at least 128
+// channels on each side (about 2x the tiles there on an H100), elsewhere
+// where a ConvolutionTuning asks; a gather kernel for data gradients of
+// few input channels;
 // direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
 // tiles, split counts or paths for measurements.
 //

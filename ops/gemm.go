@@ -203,10 +203,9 @@ func (c convCoopConfig) String() string {
 
 // convCoopTiles are the cooperative-matrix path's tiles
 // (ConvolutionTuning.CoopTile, cooptile=N), subgroups of 32; their
-// matrices are the first of convCoopShapes the device lists. Tile 0, the
-// default, is 64 x 64 in 2 x 2 subgroups, as before the others came (not
-// yet measured against each other: a sweep of BenchmarkConvolutionGPU
-// ranks them). Every one fits 48 KiB of shared memory with the shapes of
+// matrices are the first of convCoopShapes the device lists. Tile 0 is
+// what coopmat=1 forces; gemmChoose's default is convCoopDefaultTile.
+// Every one fits 48 KiB of shared memory with the shapes of
 // convCoopShapes (128 x 128 x 32 of 16x16 matrices: exactly 48 KiB).
 var convCoopTiles = [...]convCoopConfig{
 	{bm: 64, bn: 64, bk: 32, wm: 2, wn: 2, subgroup: 32},
@@ -218,6 +217,25 @@ var convCoopTiles = [...]convCoopConfig{
 	{bm: 64, bn: 64, bk: 64, wm: 2, wn: 2, subgroup: 32},
 	{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32},
 	{bm: 128, bn: 64, bk: 16, wm: 2, wn: 2, subgroup: 32},
+}
+
+// convCoopDefaultTile is the tile gemmChoose picks by default
+// (128 x 128 x 32 in 2 x 4 subgroups): the fastest of convCoopTiles on
+// every layer of an H100 sweep where cooperative matrices won at all.
+const convCoopDefaultTile = 3
+
+// convCoopDefault reports whether gemmChoose puts a float16 image GEMM of
+// m x n outputs, depth k, from a window of taps taps, on cooperative
+// matrices by default: windows of more than one tap with at least 128
+// channels on each side (k >= 128*taps). On an H100 (2026-11-24,
+// BenchmarkConvolutionGPU with VKMPS_BENCH_SWEEP=1) convCoopDefaultTile
+// ran 3x3 convolutions of 256 channels at 14x14 in 240 us forward and
+// 260 us data gradient against the float16 tiles' 489 and 491, and VGG's
+// 128 channels at 112x112 in 1972 and 2019 us against 2234 and 2275;
+// with 64 channels (3x3 at 56x56: 370 against 323 us) and on 1x1
+// windows (512 to 2048 at 7x7, data gradient: 347 against 288) it lost.
+func convCoopDefault(m, k, taps int) bool {
+	return taps > 1 && m >= 128 && k >= 128*taps
 }
 
 // convCoopShapes are the matrix shapes (M, N, K) the tiles can use,
@@ -377,13 +395,15 @@ func convCoopRuns(lim vk.Limits, c convChoice) bool {
 }
 
 // gemmChoose picks the path, tile and split count of an image GEMM of
-// m x n outputs, depth k, in z independent instances (groups, phases),
-// over float16 images when f16 (coop tells whether the shader at hand has
-// a cooperative-matrix build); split says whether its K may be split
-// (SPLITK). It is the one place where an image GEMM's path is chosen; a
-// test's forced choice comes first, then the kernel's tuning, then the
-// cheapest tile and split count under gemmCost (gemmBest).
-func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, z int, f16, coop, split bool) convChoice {
+// m x n outputs, depth k (from windows of taps taps), in z independent
+// instances (groups, phases), over float16 images when f16 (coop tells
+// whether the shader at hand has a cooperative-matrix build); split says
+// whether its K may be split (SPLITK). It is the one place where an image
+// GEMM's path is chosen; a test's forced choice comes first, then the
+// kernel's tuning, then cooperative matrices where convCoopDefault says
+// so and the device runs them (not under NoCoopMat), then the cheapest
+// tile and split count under gemmCost (gemmBest).
+func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, taps, z int, f16, coop, split bool) convChoice {
 	c, forced := gemmForced(lim, t, force, f16, coop)
 	if forced && c.path != convPathTiled {
 		return c
@@ -392,11 +412,10 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 		if uint64(m)*uint64(n)*uint64(k)*uint64(z) < gemmDirectBelow {
 			return convChoice{path: convPathDirect}
 		}
-		// Cooperative matrices only where a tuning asks (coopmat=1): on an
-		// H100 (driver 580.159) this path's 64x64 tiles ran the 3x3
-		// convolution of 32x64x56x56 in 751 µs against the float16 tiles'
-		// 322 and float32's 315 (10 TFLOP/s of the tensor cores' hundreds):
-		// correct, not yet fast.
+		cc := convChoice{path: convPathCoopMat, ctile: convCoopDefaultTile}
+		if f16 && coop && !t.NoCoopMat && convCoopDefault(m, k, taps) && convCoopRuns(lim, cc) {
+			return cc
+		}
 	}
 	only := -1
 	if forced {
@@ -884,15 +903,16 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	} else {
 		// The phases of a strided data gradient are independent GEMMs
 		// side by side in z; phase 0 is the largest.
-		z, colsPer, k := j.groups, pixels, j.k
+		z, colsPer, k, taps := j.groups, pixels, j.k, int(j.geom[0]*j.geom[1])
 		if j.modeB == gemmBPhases {
 			sx, sy := int(j.geom[2]), int(j.geom[3])
 			z *= sx * sy
 			colsPer = ((j.out.w + sx - 1) / sx) * ((j.out.h + sy - 1) / sy)
-			k = j.k / int(j.geom[0]*j.geom[1]) * ((int(j.geom[0]) + sx - 1) / sx) * ((int(j.geom[1]) + sy - 1) / sy)
+			taps = ((int(j.geom[0]) + sx - 1) / sx) * ((int(j.geom[1]) + sy - 1) / sy)
+			k = j.k / int(j.geom[0]*j.geom[1]) * taps
 		}
 		zGroups, gridCols = z, colsPer
-		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, z, f16, true, j.modeB != gemmBPhases)
+		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, taps, z, f16, true, j.modeB != gemmBPhases)
 		key.shader = spirv.ConvolutionGemm
 		switch choice.path {
 		case convPathTiled:
