@@ -232,8 +232,8 @@ const convCoopDefaultTile = 3
 // ran 3x3 convolutions of 256 channels at 14x14 in 240 us forward and
 // 260 us data gradient against the float16 tiles' 489 and 491, and VGG's
 // 128 channels at 112x112 in 1972 and 2019 us against 2234 and 2275;
-// with 64 channels (3x3 at 56x56: 370 against 323 us) and on 1x1
-// windows (512 to 2048 at 7x7, data gradient: 347 against 288) it lost.
+// with 64 channels (3x3 at 56x56: 400 against 323 us) and on 1x1
+// windows (512 to 2048 at 7x7, data gradient: 415 against 292) it lost.
 func convCoopDefault(m, k, taps int) bool {
 	return taps > 1 && m >= 128 && k >= 128*taps
 }
