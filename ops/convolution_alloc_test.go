@@ -54,6 +54,16 @@ func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
 	defer fc.Close()
 	fcG := must(ops.NewFullyConnectedGradient(dev, fd))
 	defer fcG.Close()
+	// Winograd (forced on this small case): every pass of it.
+	wino := ops.ConvolutionTuning{Winograd: true}
+	winoConv := must(ops.NewConvolution(dev, d))
+	defer winoConv.Close()
+	winoConv.Offset = ops.Offset{X: 1, Y: 1}
+	require.NoError(t, winoConv.SetTuning(wino))
+	winoGrad := must(ops.NewConvolutionGradient(dev, d))
+	defer winoGrad.Close()
+	winoGrad.SetForwardOffset(1, 1)
+	require.NoError(t, winoGrad.SetTuning(wino))
 	cb, err := dev.NewCommandBuffer()
 	require.NoError(t, err)
 	defer func() { cb.Close() }()
@@ -67,16 +77,19 @@ func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
 			defer ops.ConvForcePath(conv, "", 0)
 			return conv.Encode(cb, src, w, b, dst)
 		},
-		"data gradient":        func() error { return grad.EncodeData(cb, dy, w, dx) },
-		"weight gradient":      func() error { return grad.EncodeWeights(cb, dy, src, dW, db) },
-		"gradient with state":  func() error { return grad.EncodeWithState(cb, dy, src, st, dx) },
-		"depthwise":            func() error { return depth.Encode(cb, src, wd, nil, dstD) },
-		"depthwise gradients":  func() error { return depthG.EncodeWeights(cb, dstD, src, dwd, nil) },
-		"transpose":            func() error { return tr.Encode(cb, dy, w, nil, dx) },
-		"few channels' data":   func() error { return small.EncodeData(cb, sdy, sw, sdx) },
-		"fully connected":      func() error { return fc.Encode(cb, fsrc, fw, nil, fdst) },
-		"fully connected grad": func() error { return fcG.EncodeWeights(cb, fdy, fsrc, fdW, nil) },
-		"fully connected data": func() error { return fcG.EncodeData(cb, fdy, fw, fdx) },
+		"data gradient":            func() error { return grad.EncodeData(cb, dy, w, dx) },
+		"weight gradient":          func() error { return grad.EncodeWeights(cb, dy, src, dW, db) },
+		"gradient with state":      func() error { return grad.EncodeWithState(cb, dy, src, st, dx) },
+		"depthwise":                func() error { return depth.Encode(cb, src, wd, nil, dstD) },
+		"depthwise gradients":      func() error { return depthG.EncodeWeights(cb, dstD, src, dwd, nil) },
+		"transpose":                func() error { return tr.Encode(cb, dy, w, nil, dx) },
+		"few channels' data":       func() error { return small.EncodeData(cb, sdy, sw, sdx) },
+		"Winograd forward":         func() error { return winoConv.Encode(cb, src, w, b, dst) },
+		"Winograd data gradient":   func() error { return winoGrad.EncodeData(cb, dy, w, dx) },
+		"Winograd weight gradient": func() error { return winoGrad.EncodeWeights(cb, dy, src, dW, db) },
+		"fully connected":          func() error { return fc.Encode(cb, fsrc, fw, nil, fdst) },
+		"fully connected grad":     func() error { return fcG.EncodeWeights(cb, fdy, fsrc, fdW, nil) },
+		"fully connected data":     func() error { return fcG.EncodeData(cb, fdy, fw, fdx) },
 	}
 	for name, enc := range encodes {
 		require.NoError(t, enc(), name) // pipelines, scratch

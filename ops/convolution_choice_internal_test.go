@@ -213,3 +213,27 @@ func TestConvWeightsTile0Build(t *testing.T) {
 		}
 	}
 }
+
+// The Winograd products take, on an H100, the tile the 2026-11-27 sweep
+// measured fastest (µs, forward, tiles 0..3): the 4x8 block everywhere
+// but VGG's forward, where 4x8 and 4x4 were within the sweep's noise
+// (its data gradient: 821 against 956). Never the 8x8 block, whose
+// registers spill in this shader.
+func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		m, n, k int
+		tile    int
+	}{
+		{"3x3-64@56", 64, 32 * 14 * 14, 64, 1},         // 1993 185 200 222
+		{"3x3-128@28", 128, 32 * 7 * 7, 128, 1},        // 1115 127 138 162
+		{"3x3-256@14", 256, 32 * 4 * 4, 256, 1},        // 1323 121 136 170
+		{"3x3-512@7", 512, 32 * 2 * 2, 512, 1},         // 1754 136 146 178
+		{"vgg 3x3-128@112", 128, 16 * 28 * 28, 128, 1}, // 7824 2279 957 1182 (dx: 7830 821 956 1181)
+	} {
+		got := gemmBest(convH100, ConvolutionTuning{}, gemmWinograd, c.m, c.n, c.k, winogradTaps, 1, false, -1)
+		if got.path != convPathTiled || got.tile != c.tile {
+			t.Errorf("%s: chose %v tile %d, want tile %d", c.name, got.path, got.tile, c.tile)
+		}
+	}
+}

@@ -22,7 +22,9 @@ func ConvTileName(i int) string { return gemmTiles[i].cfg.String() }
 // shader's emulated build, on any device, with tile's emulated version),
 // "small" (the
 // data gradient's gather kernel for few input channels where the shape
-// allows, else as chosen) or "" to choose again. It reports false for a
+// allows, else as chosen), "winograd" (Winograd F(4x4, 3x3) where the
+// shape allows, its products on tile tile, else as chosen) or "" to
+// choose again. It reports false for a
 // kernel of another family, a tile the device cannot run, or cooperative
 // matrices on a device without them.
 func ConvForcePath(k any, path string, tile int) bool {
@@ -51,6 +53,11 @@ func ConvForcePath(k any, path string, tile int) bool {
 		eng.force = &c
 	case "small":
 		eng.force = &convChoice{path: convPathSmall}
+	case "winograd":
+		if tile < 0 || tile >= len(gemmTiles) || !gemmTiles[tile].cfg.fits(eng.dev.Limits()) {
+			return false
+		}
+		eng.force = &convChoice{path: convPathWinograd, tile: tile}
 	default:
 		return false
 	}
@@ -78,7 +85,23 @@ func ConvCoopTileOn(lim vk.Limits, i int, emu bool) string {
 
 // ConvLastPath names the path of the last GEMM whose result is an image
 // that a family kernel encoded ("tiled", "direct", "depthwise",
-// "coopmat", "small").
+// "coopmat", "small", "winograd").
 func ConvLastPath(k any) string {
 	return k.(interface{ engine() *convEngine }).engine().last.String()
+}
+
+// ConvLastWeightsPath names the path of the last weight gradient a family
+// kernel encoded through the GEMM engine ("tiled" or "winograd"; "tiled"
+// before any).
+func ConvLastWeightsPath(k any) string {
+	return k.(interface{ engine() *convEngine }).engine().lastWeights.String()
+}
+
+// SetWinogradScratchMax bounds the Winograd scratch of one part of the
+// batch to n bytes (so that tests run several parts); the returned
+// function restores the bound.
+func SetWinogradScratchMax(n int) func() {
+	old := winogradScratchMax
+	winogradScratchMax = n
+	return func() { winogradScratchMax = old }
 }

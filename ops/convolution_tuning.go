@@ -80,6 +80,17 @@ type ConvolutionTuning struct {
 	// input channels per group run as GEMMs instead of their gather
 	// kernel.
 	NoSmallChannels bool
+	// Winograd (winograd=1): every 3x3 convolution of stride and dilation
+	// 1 without groups, and the data gradients and transpose convolutions
+	// of such, runs as Winograd F(4x4, 3x3) (see ops/doc.go), also where
+	// the kernel would not choose it; its products take tile Tile when
+	// Path is ConvolutionPathTiled, else the kernel's choice. By default
+	// they do when both sides have 64 or more channels and no Path is
+	// forced.
+	Winograd bool
+	// NoWinograd (winograd=0): no Winograd; the GEMMs sum the products
+	// directly.
+	NoWinograd bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -130,6 +141,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: compute units (units) %d: want 1..65536", ErrTuning, t.ComputeUnits)
 	case t.Path == ConvolutionPathCoopMat && t.NoCoopMat:
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
+	case t.Winograd && t.NoWinograd:
+		return fmt.Errorf("%w: Winograd both forced and refused", ErrTuning)
 	}
 	return nil
 }
@@ -162,6 +175,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoSmallChannels {
 		parts = append(parts, "small=0")
 	}
+	if t.Winograd {
+		parts = append(parts, "winograd=1")
+	}
+	if t.NoWinograd {
+		parts = append(parts, "winograd=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -169,8 +188,8 @@ func (t ConvolutionTuning) String() string {
 // key=value pairs with integer values: tile (a tile index: the tiled path
 // with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
-// matrices forced with that tile; with coopmat=1 or alone), splits, units
-// and small=0 (see ConvolutionTuning's fields). Spaces around pairs are ignored; "" is the default. An unknown
+// matrices forced with that tile; with coopmat=1 or alone), splits, units,
+// small=0 and winograd (1: force, 0: refuse; see ConvolutionTuning's fields). Spaces around pairs are ignored; "" is the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
 // is out of range, or two paths forced at once is an error wrapping
 // ErrTuning that names it.
@@ -241,6 +260,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.NoSmallChannels = n == 0
 			}
+		case "winograd":
+			if err = flag(); err == nil {
+				t.Winograd, t.NoWinograd = n == 1, n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -251,7 +274,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

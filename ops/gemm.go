@@ -75,29 +75,32 @@ func (c gemmConfig) fits(lim vk.Limits) bool {
 }
 
 // gemmTiles are the tile shapes shipped, largest first, with the rate of
-// each in the two GEMM shaders (index gemmKind): its multiply-adds per
+// each in the three GEMM shaders (index gemmKind): its multiply-adds per
 // unit of time on a multiprocessor that holds enough of its workgroups,
 // relative to tile 0 in convolution_gemm.comp. Measured on an H100
 // (issue 15's sweep: the 8x8 blocks reach 30 TFLOP/s there, 4x8 24, 4x4
 // 21 and, in workgroups of 64, 14; the weight-gradient shader's 8x8 block
-// runs some 15 times slower than its 4x8, its registers spilling) and a
-// model for other devices.
+// runs some 15 times slower than its 4x8, its registers spilling, and so
+// does the Winograd products' (2026-11-27: 3x3 64@56 1993 us against
+// 185 on the 4x8, which beat the 4x4s on every ResNet layer)) and a model
+// for other devices.
 var gemmTiles = [...]struct {
 	cfg  gemmConfig
-	rate [2]float64
+	rate [3]float64
 }{
-	{gemmConfig{128, 128, 8, 8, 8}, [2]float64{1.0, 0.066}},
-	{gemmConfig{64, 128, 8, 4, 8}, [2]float64{0.79, 0.75}},
-	{gemmConfig{64, 64, 16, 4, 4}, [2]float64{0.70, 0.71}},
-	{gemmConfig{32, 32, 16, 4, 4}, [2]float64{0.47, 0.42}},
+	{gemmConfig{128, 128, 8, 8, 8}, [3]float64{1.0, 0.066, 0.066}},
+	{gemmConfig{64, 128, 8, 4, 8}, [3]float64{0.79, 0.75, 0.85}},
+	{gemmConfig{64, 64, 16, 4, 4}, [3]float64{0.70, 0.71, 0.70}},
+	{gemmConfig{32, 32, 16, 4, 4}, [3]float64{0.47, 0.42, 0.47}},
 }
 
 // gemmKind is which GEMM shader a choice is for.
 type gemmKind int
 
 const (
-	gemmImage   gemmKind = iota // convolution_gemm.comp: results are an image
-	gemmWeights                 // convolution_gemm_weights.comp: split-K weight gradients
+	gemmImage    gemmKind = iota // convolution_gemm.comp: results are an image
+	gemmWeights                  // convolution_gemm_weights.comp: split-K weight gradients
+	gemmWinograd                 // convolution_winograd_gemm.comp: Winograd products
 )
 
 // convPath is how one GEMM of the family runs.
@@ -114,6 +117,9 @@ const (
 	// convPathSmall: the data gradient of a convolution with few input
 	// channels per group (glsl/convolution_data_small.comp).
 	convPathSmall
+	// convPathWinograd: F(4x4, 3x3) Winograd transforms around 36 GEMMs
+	// (ops/convolution_winograd.go); tile is the products' tile.
+	convPathWinograd
 )
 
 func (p convPath) String() string {
@@ -128,6 +134,8 @@ func (p convPath) String() string {
 		return "coopmat"
 	case convPathSmall:
 		return "small"
+	case convPathWinograd:
+		return "winograd"
 	}
 	return fmt.Sprintf("convPath(%d)", int(p))
 }
@@ -357,7 +365,7 @@ func gemmWarp(lim vk.Limits) int {
 // gemmForced returns the choice a test's force or the kernel's tuning
 // imposes, if any (a forced tile the device cannot run is ignored).
 func gemmForced(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16, coop bool) (convChoice, bool) {
-	if force != nil && force.path != convPathDepthwise && force.path != convPathSmall {
+	if force != nil && force.path != convPathDepthwise && force.path != convPathSmall && force.path != convPathWinograd {
 		if force.path == convPathTiled && !gemmTiles[force.tile].cfg.fits(lim) {
 			return convChoice{}, false
 		}
@@ -556,6 +564,9 @@ type convEngine struct {
 	force   *convChoice       // tests: force a path
 	tune    ConvolutionTuning // SetTuning's overrides
 	last    convPath          // the path of the last image GEMM encoded (tests)
+	// lastWeights: tiled or Winograd, the path of the last weight
+	// gradient encoded (tests).
+	lastWeights convPath
 }
 
 func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
@@ -670,6 +681,8 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 	case spirv.ConvolutionGemmWeights:
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
+	case spirv.ConvolutionWinogradGemm:
+		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 	case spirv.ConvolutionDepthwise, spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
 	}
@@ -863,6 +876,9 @@ type convImageGemm struct {
 func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) error {
 	lim := e.dev.Limits()
 	f16 := j.out.im.format == Float16
+	if p, ok := e.winograd(j); ok {
+		return e.encodeWinograd(cb, j, p, f16)
+	}
 	wr, wBase, err := convWholeRange(lim, "weights", j.weights)
 	if err != nil {
 		return err
@@ -1242,6 +1258,14 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 	if j.depthwise && !e.forcesGemm() && convDepthwiseWeightsFit(lim, j.geom) {
 		return e.encodeDepthwiseWeights(cb, j, spans[:], chans[:], nb, wr, wBase)
 	}
+	if p, ok, err := e.winogradWeights(j, nb); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		e.lastWeights = convPathWinograd
+		return e.encodeWinogradWeights(cb, j, p, spans[:], chans[:])
+	}
+	e.lastWeights = convPathTiled
 	parts := (j.batches + nb - 1) / nb
 	pixels := j.dy.w * j.dy.h
 	count := j.groups * j.m * j.n // weight values

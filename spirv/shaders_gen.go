@@ -1150,6 +1150,162 @@ var ConvolutionReduce = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// ConvolutionWinogradDy is glsl/convolution_winograd_dy.comp.
+var ConvolutionWinogradDy = &Shader{
+	Name: "convolution_winograd_dy",
+	file: "convolution_winograd_dy.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+	variants:         map[string]*Shader{"f16": ConvolutionWinogradDyF16},
+}
+
+// ConvolutionWinogradDyF16 is glsl/convolution_winograd_dy.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionWinogradDyF16 = &Shader{
+	Name: "convolution_winograd_dy_f16",
+	file: "convolution_winograd_dy_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradGemm is glsl/convolution_winograd_gemm.comp.
+var ConvolutionWinogradGemm = &Shader{
+	Name: "convolution_winograd_gemm",
+	file: "convolution_winograd_gemm.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr4", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 32},
+		{ID: 2, Name: "BN", Default: 32},
+		{ID: 3, Name: "BK", Default: 16},
+		{ID: 4, Name: "TM", Default: 4},
+		{ID: 5, Name: "TN", Default: 4},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionWinogradInput is glsl/convolution_winograd_input.comp.
+var ConvolutionWinogradInput = &Shader{
+	Name: "convolution_winograd_input",
+	file: "convolution_winograd_input.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+	variants:         map[string]*Shader{"f16": ConvolutionWinogradInputF16},
+}
+
+// ConvolutionWinogradInputF16 is glsl/convolution_winograd_input.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionWinogradInputF16 = &Shader{
+	Name: "convolution_winograd_input_f16",
+	file: "convolution_winograd_input_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradOutput is glsl/convolution_winograd_output.comp.
+var ConvolutionWinogradOutput = &Shader{
+	Name: "convolution_winograd_output",
+	file: "convolution_winograd_output.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr", Access: ReadOnly},
+		{Binding: 1, Name: "Bias", Access: ReadOnly},
+		{Binding: 2, Name: "Prelu", Access: ReadOnly},
+		{Binding: 3, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionWinogradOutputF16},
+}
+
+// ConvolutionWinogradOutputF16 is glsl/convolution_winograd_output.comp built with -DVKMPS_F16 (variant "f16").
+var ConvolutionWinogradOutputF16 = &Shader{
+	Name: "convolution_winograd_output_f16",
+	file: "convolution_winograd_output_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr", Access: ReadOnly},
+		{Binding: 1, Name: "Bias", Access: ReadOnly},
+		{Binding: 2, Name: "Prelu", Access: ReadOnly},
+		{Binding: 3, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradWeights is glsl/convolution_winograd_weights.comp.
+var ConvolutionWinogradWeights = &Shader{
+	Name: "convolution_winograd_weights",
+	file: "convolution_winograd_weights.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Wt", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "FLIP", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradWout is glsl/convolution_winograd_wout.comp.
+var ConvolutionWinogradWout = &Shader{
+	Name: "convolution_winograd_wout",
+	file: "convolution_winograd_wout.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr", Access: ReadOnly},
+		{Binding: 1, Name: "DW", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
 // Copy is glsl/copy.comp.
 var Copy = &Shader{
 	Name: "copy",
@@ -3161,4 +3317,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradGemm, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWout, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}

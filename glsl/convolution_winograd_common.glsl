@@ -1,0 +1,60 @@
+// Shared by the Winograd passes of 3x3 convolutions of stride and dilation
+// 1 (ops/convolution_winograd.go): F(4x4, 3x3), Lavin and Gray's minimal
+// filtering, each 4x4 block of outputs from a 6x6 block of the source.
+// Per output tile, channel pair (m, c) and transformed position
+// xi = 6*i + j (i, j in 0..5):
+//   U[xi][c][m] = (G g G^T)[i][j]       g the 3x3 weights of (m, c)
+//   V[xi][c][t] = (B^T d B)[i][j]       d the tile's 6x6 source block of channel c
+//   X[xi][m][t] = sum over c of U[xi][c][m] * V[xi][c][t]   (36 GEMMs)
+//   Y[m][t]     = A^T X[.][m][t] A     the tile's 4x4 outputs, then bias and neuron
+// with
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// Tiles t = (b*tilesY + ty)*tilesX + tx cover the output region in 4x4
+// blocks (the last ones partly past it); T tiles in all. U, V and X are
+// float32 in one scratch buffer from uBase, vBase and xBase:
+// U as 36 matrices of C x M (m fastest), V of C x T and X of M x T (t
+// fastest), so that every pass reads and writes whole rows coalesced.
+//
+// Output pixel (x, y) of the region is
+//   sum over c, (kx, ky) of W(m, c, kx, ky) * In(c, first + (x + kx, y + ky))
+// In read over inSize pixels at inOrigin (0 outside), as
+// convolution_gemm.comp's MODE_B 0 with stride 1. W is the convolution's
+// weights (O, I, 3, 3) at wBase: W(m, c, kx, ky) = Wt[((m*C + c)*3 + ky)*3 + kx];
+// FLIP (a data gradient: M the forward's input channels, C its outputs)
+// reverses the taps and swaps the channels:
+// W(m, c, kx, ky) = Wt[((c*M + m)*3 + 2 - ky)*3 + 2 - kx].
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "elem.glsl"
+
+// Weight gradients (dW of such a convolution) run the transposed
+// algorithm, F(3x3, 4x4): per tile t of dy (its 4x4 blocks, the source's
+// 6x6 block from first + 4*(tx, ty) as above),
+//   D[xi][m][t] = (A dy A^T)[i][j]     dy the tile's 4x4 block of channel m, 0 outside
+//   V[xi][c][t] = (B^T d B)[i][j]      as above
+//   P[s][xi][m][c] = sum over the tiles t of split s of D[xi][m][t] * V[xi][c][t]
+//   dW(m, c) = G^T (sum over s of P[s][.][m][c]) G, 3x3, (ky, kx)
+// D in place of U (from uBase), P in place of X (from xBase, slots
+// partial sums 36*M*C apart, added in order).
+//
+// Each pass declares its own buffers, bindings from 0: the scratch Scr,
+// and what it reads of the images and parameters.
+
+layout(push_constant) uniform Push {
+	ivec2 inSize;    // the source region, W x H
+	ivec2 inOrigin;  // its first pixel in the image
+	ivec2 first;     // region position of output (0, 0)'s first tap
+	ivec2 outSize;   // output pixels per batch image, W x H
+	ivec2 outOrigin; // the destination pixel of output (0, 0)
+	uint inStride, dstStride;
+	uint imBase, imBatch, imPlane;
+	uint dstBase, dstBatch, dstPlane;
+	uint wBase, biasBase, preluBase;
+	uint M, C;       // output and input channels of the GEMMs
+	uint tilesX, tilesY, T;
+	uint uBase, vBase, xBase;
+	uint kChunk;     // weight gradients: tiles per split
+	uint slots;      // weight gradients: partial sums to add
+} pc;

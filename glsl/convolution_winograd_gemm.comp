@@ -1,0 +1,103 @@
+#version 450
+// The Winograd products (see convolution_winograd_common.glsl) on
+// gemm.glsl's tiles, per transformed position xi (the workgroup's z, and
+// with MODE 1 the split s = z / 36):
+//   MODE 0 (convolution, data gradient): X[xi][m][t] = sum over c of
+//     U[xi][c][m] * V[xi][c][t]: A[m][k] = U[xi][k][m] (m fastest in
+//     memory), B[k][n] = V[xi][k][n] (n fastest), as quads along n with
+//     VEC_B (T a multiple of 4, vBase too);
+//   MODE 1 (weight gradient): P[s][xi][m][n] = sum over the tiles k of
+//     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
+//     quads along k with VEC_A (T and uBase multiples of 4); an empty
+//     split writes 0.
+#include "convolution_winograd_common.glsl"
+
+layout(std430, binding = 0) buffer Scr { float scr[]; };
+layout(std430, binding = 0) buffer Scr4 { vec4 scr4[]; };
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 32;
+layout(constant_id = 2) const uint BN = 32;
+layout(constant_id = 3) const uint BK = 16;
+layout(constant_id = 4) const uint TM = 4;
+layout(constant_id = 5) const uint TN = 4;
+layout(constant_id = 12) const int MODE = 0;
+layout(constant_id = 18) const bool VEC_A = false;
+layout(constant_id = 19) const bool VEC_B = false;
+const bool A_KFAST = MODE == 1;
+const bool B_KFAST = MODE == 1;
+
+#include "gemm.glsl"
+
+uint tileM0, tileN0, uRow, vRow;
+uint gM, gN, kOff, kLim; // the GEMM's rows and columns, its k in [kOff, kLim)
+
+void gemmFetchA(uint kt) {
+	uint t = gl_LocalInvocationID.x;
+	if (VEC_A) {
+		[[unroll]] for (uint r = 0; r < RA4; r++) {
+			if (r * GEMM_T + t >= QA) break;
+			uvec2 p = gemmPosA4(t, r);
+			uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
+			// k and kLim are multiples of 4 here (T is; so is kChunk).
+			ra4[r] = m < gM && k < kLim ? scr4[(uRow + m * pc.T + k) / 4u] : vec4(0.0);
+		}
+		return;
+	}
+	[[unroll]] for (uint r = 0; r < RA; r++) {
+		uvec2 p = gemmPosA(t, r);
+		uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
+		bool in_ = m < gM && k < kLim;
+		ra[r] = in_ ? scr[MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m] : 0.0;
+	}
+}
+
+void gemmFetchB(uint kt) {
+	uint t = gl_LocalInvocationID.x;
+	if (VEC_B) {
+		[[unroll]] for (uint r = 0; r < RB4; r++) {
+			if (r * GEMM_T + t >= QB) break;
+			uvec2 p = gemmPosB4(t, r);
+			uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
+			rb4[r] = k < kLim && n < gN ? scr4[(vRow + k * pc.T + n) / 4u] : vec4(0.0);
+		}
+		return;
+	}
+	[[unroll]] for (uint r = 0; r < RB; r++) {
+		uvec2 p = gemmPosB(t, r);
+		uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
+		rb[r] = k < kLim && n < gN ? scr[vRow + (MODE == 1 ? n * pc.T + k : k * pc.T + n)] : 0.0;
+	}
+}
+
+void main() {
+	uint xi = gl_WorkGroupID.z % 36u, split = gl_WorkGroupID.z / 36u, t = gl_LocalInvocationID.x;
+	tileM0 = gl_WorkGroupID.y * BM;
+	tileN0 = gl_WorkGroupID.x * BN;
+	uint xRow;
+	if (MODE == 1) {
+		gM = pc.M;
+		gN = pc.C;
+		kOff = split * pc.kChunk;
+		kLim = min(pc.T, kOff + pc.kChunk);
+		uRow = pc.uBase + xi * pc.M * pc.T;
+		xRow = pc.xBase + (split * 36u + xi) * pc.M * pc.C;
+	} else {
+		gM = pc.M;
+		gN = pc.T;
+		kOff = 0u;
+		kLim = pc.C;
+		uRow = pc.uBase + xi * pc.C * pc.M;
+		xRow = pc.xBase + xi * pc.M * pc.T;
+	}
+	vRow = pc.vBase + xi * pc.C * pc.T;
+	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);
+	[[unroll]] for (uint i = 0; i < TM; i++) {
+		uint m = tileM0 + gemmRow(t, i);
+		if (m >= gM) continue;
+		[[unroll]] for (uint j = 0; j < TN; j++) {
+			uint n = tileN0 + gemmCol(t, j);
+			if (n < gN) scr[xRow + m * gN + n] = acc[i * (TN / 4) + j / 4][j % 4];
+		}
+	}
+}

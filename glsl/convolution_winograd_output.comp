@@ -1,0 +1,59 @@
+#version 450
+// The Winograd output transform (see convolution_winograd_common.glsl):
+// one invocation per (tile t, output channel m), x along t, y along m:
+// the tile's 4x4 outputs A^T X A, plus bias[m] (BIAS), through the
+// kernel's neuron, stored where they lie inside the output region.
+// vkmps:variant f16 -DVKMPS_F16
+#include "convolution_winograd_common.glsl"
+
+layout(std430, binding = 0) readonly buffer Scr { float scr[]; };
+layout(std430, binding = 1) readonly buffer Bias { float bias[]; };
+layout(std430, binding = 2) readonly buffer Prelu { float prelu[]; };
+layout(std430, binding = 3) writeonly buffer Dst { ELEM dst[]; };
+
+layout(local_size_x = 64) in;
+layout(constant_id = 14) const bool BIAS = false;
+
+#define NEURON_PRELU(c) prelu[pc.preluBase + (c)]
+#include "neuron.glsl"
+
+// at returns A^T x for a column x0..x5.
+void at(float x0, float x1, float x2, float x3, float x4, float x5, out float r[4]) {
+	float s12 = x1 + x2, d12 = x1 - x2, s34 = x3 + x4, d34 = x3 - x4;
+	r[0] = x0 + s12 + s34;
+	r[1] = d12 + 2.0 * d34;
+	r[2] = s12 + 4.0 * s34;
+	r[3] = d12 + 8.0 * d34 + x5;
+}
+
+void main() {
+	uint t = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
+	if (t >= pc.T || m >= pc.M) return;
+	uint at0 = pc.xBase + m * pc.T + t, step = pc.M * pc.T;
+	float x[6][6];
+	[[unroll]] for (int i = 0; i < 6; i++) {
+		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] = scr[at0 + uint(i * 6 + j) * step];
+	}
+	// A^T X, column by column, then (A^T X) A row by row.
+	float h[4][6];
+	[[unroll]] for (int j = 0; j < 6; j++) {
+		float col[4];
+		at(x[0][j], x[1][j], x[2][j], x[3][j], x[4][j], x[5][j], col);
+		[[unroll]] for (int i = 0; i < 4; i++) h[i][j] = col[i];
+	}
+	uint per = pc.tilesX * pc.tilesY;
+	uint b = t / per, r = t % per;
+	ivec2 o0 = 4 * ivec2(int(r % pc.tilesX), int(r / pc.tilesX));
+	float bm = BIAS ? bias[pc.biasBase + m] : 0.0;
+	uint plane = pc.dstBase + b * pc.dstBatch + m * pc.dstPlane;
+	[[unroll]] for (int i = 0; i < 4; i++) {
+		float y[4];
+		at(h[i][0], h[i][1], h[i][2], h[i][3], h[i][4], h[i][5], y);
+		int oy = o0.y + i;
+		if (oy >= pc.outSize.y) break;
+		uint row = plane + uint(pc.outOrigin.y + oy) * pc.dstStride + uint(pc.outOrigin.x + o0.x);
+		[[unroll]] for (int j = 0; j < 4; j++) {
+			if (o0.x + j < pc.outSize.x) dst[row + uint(j)] = STORE(neuronForward(y[j] + bm, m));
+		}
+	}
+}

@@ -1,0 +1,45 @@
+#version 450
+// The Winograd output transform of weight gradients (see
+// convolution_winograd_common.glsl): one invocation per (m, c), x along
+// c, y along m: the slots partial sums P[s][xi][m][c] added in order s =
+// 0, 1, ..., then dW(m, c) = G^T P G, stored as the weights (O, I, 3, 3)
+// from wBase.
+#include "convolution_winograd_common.glsl"
+
+layout(std430, binding = 0) readonly buffer Scr { float scr[]; };
+layout(std430, binding = 1) writeonly buffer DW { float dw[]; };
+
+layout(local_size_x = 64) in;
+
+// gt returns G^T x for a column x0..x5 (G^T: 3 x 6).
+void gt(float x0, float x1, float x2, float x3, float x4, float x5, out float r[3]) {
+	r[0] = 0.25 * x0 - (x1 + x2) / 6.0 + (x3 + x4) / 24.0;
+	r[1] = (x2 - x1) / 6.0 + (x3 - x4) / 12.0;
+	r[2] = -(x1 + x2) / 6.0 + (x3 + x4) / 6.0 + x5;
+}
+
+void main() {
+	uint c = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
+	if (c >= pc.C || m >= pc.M) return;
+	uint at0 = pc.xBase + m * pc.C + c, step = pc.M * pc.C;
+	float x[6][6];
+	[[unroll]] for (int i = 0; i < 6; i++) {
+		[[unroll]] for (int j = 0; j < 6; j++) {
+			float s = 0.0;
+			for (uint q = 0; q < pc.slots; q++) s += scr[at0 + (q * 36u + uint(i * 6 + j)) * step];
+			x[i][j] = s;
+		}
+	}
+	float h[3][6];
+	[[unroll]] for (int j = 0; j < 6; j++) {
+		float col[3];
+		gt(x[0][j], x[1][j], x[2][j], x[3][j], x[4][j], x[5][j], col);
+		[[unroll]] for (int i = 0; i < 3; i++) h[i][j] = col[i];
+	}
+	uint base = pc.wBase + (m * pc.C + c) * 9u;
+	[[unroll]] for (int ky = 0; ky < 3; ky++) {
+		float w[3];
+		gt(h[ky][0], h[ky][1], h[ky][2], h[ky][3], h[ky][4], h[ky][5], w);
+		[[unroll]] for (int kx = 0; kx < 3; kx++) dw[base + uint(ky * 3 + kx)] = w[kx];
+	}
+}

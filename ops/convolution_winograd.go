@@ -1,0 +1,471 @@
+package ops
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/vkmps/vkmps/spirv"
+	"github.com/vkmps/vkmps/vk"
+)
+
+// Winograd convolutions (glsl/convolution_winograd_*.comp): 3x3
+// convolutions of stride and dilation 1 without groups, and the data
+// gradients and transpose convolutions of them (a 3x3 convolution of dy
+// with the taps reversed), as F(4x4, 3x3) minimal filtering: each 4x4
+// block of outputs takes 36 products per channel pair where the direct
+// sum takes 144. Four passes:
+//
+//   - weights: U = G g G^T per (output, input) channel pair, 36 values;
+//   - source: V = B^T d B per 6x6 source block (tile) and channel;
+//   - products: 36 GEMMs X[xi] = U[xi]^T V[xi] over the channels, on
+//     gemm.glsl's tiles (gemmTiles, chosen by gemmCost at the products'
+//     rates, z = 36);
+//   - outputs: A^T X A per tile and output channel, plus the bias,
+//     through the fused neuron, stored where inside the output region.
+//
+// U, V and X are float32 in the engine's scratch image, which grows to
+// hold them; batch images go through in parts so that the scratch stays
+// under winogradScratchMax bytes (and the device's storage-buffer range),
+// a part at least one batch image (else the GEMM path runs instead).
+// Float16 images are loaded and stored as halves; every transform and
+// product is float32.
+//
+// Accuracy: the transforms scale values by up to 100 (B^T B) and 361
+// (A^T A) before rounding, so results carry about 100 times the rounding
+// of a direct sum (float32: some 1e-6 of the sum of the products'
+// magnitudes, on random data), cuDNN's Winograd algorithms' order; the
+// family's tolerance (ref.ConvTolerance) covers it. ConvolutionTuning's
+// NoWinograd keeps the direct sums.
+
+// winogradScratchMax bounds the scratch of one part of the batch (U, V
+// and X) in bytes (a variable for tests).
+var winogradScratchMax = 512 << 20
+
+// winogradTaps is the transformed positions (6 x 6) of F(4x4, 3x3).
+const winogradTaps = 36
+
+// convWinogradPush is glsl/convolution_winograd_common.glsl's
+// push-constant block.
+type convWinogradPush struct {
+	InW, InH, InX0, InY0     int32
+	FirstX, FirstY           int32
+	OutW, OutH, OutX0, OutY0 int32
+	InStride, DstStride      uint32
+	ImBase, ImBatch, ImPlane uint32
+	DstBase, DstBatch        uint32
+	DstPlane                 uint32
+	WBase, BiasBase          uint32
+	PreluBase                uint32
+	M, C                     uint32
+	TilesX, TilesY, T        uint32
+	UBase, VBase, XBase      uint32
+	KChunk, Slots            uint32
+}
+
+// convWinogradShape reports whether j can run as Winograd, and whether its
+// weights are those of the convolution it reverses (flip: a data gradient
+// or transpose convolution).
+func convWinogradShape(j *convImageGemm) (flip, ok bool) {
+	if j.geom != [6]int32{3, 3, 1, 1, 1, 1} || j.groups != 1 || j.depthwise || j.in.flat || j.out.flat {
+		return false, false
+	}
+	switch {
+	case j.modeA == gemmAWeights && j.modeB == gemmBIm2col:
+		return false, true
+	case j.modeA == gemmATransposed && j.modeB == gemmBGather:
+		return true, true
+	}
+	return false, false
+}
+
+// convWinogradDefault reports whether a GEMM that can run as Winograd
+// does by default: m outputs and c inputs channels, both at least
+// winogradMinChannels, where the products' GEMMs are deep and wide
+// enough for the tiles.
+func convWinogradDefault(m, c int) bool {
+	return m >= winogradMinChannels && c >= winogradMinChannels
+}
+
+// winogradMinChannels is the fewest channels on each side for which
+// Winograd is the default.
+const winogradMinChannels = 64
+
+// convWinogradPlan is how a Winograd convolution runs: the products'
+// tile, and the batch images per part.
+type convWinogradPlan struct {
+	flip   bool
+	tile   int
+	tx, ty int // tiles per output row and column
+	part   int // batch images per part
+	// Scratch layout, in floats: U, V, X from uOff, vOff, xOff; total.
+	uOff, vOff, xOff, total int
+}
+
+// winograd returns j's Winograd plan when it runs as Winograd: the shape
+// allows it, then a test's forced path, the tuning (Winograd,
+// NoWinograd, another path forced) or the default decides, and the
+// scratch of one batch image fits.
+func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
+	flip, ok := convWinogradShape(j)
+	if !ok {
+		return convWinogradPlan{}, false
+	}
+	only, ok := e.winogradChosen(j.m, j.cinG)
+	if !ok {
+		return convWinogradPlan{}, false
+	}
+	lim := e.dev.Limits()
+	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
+	align := int(max(lim.MinStorageBufferOffsetAlignment, 16) / 4)
+	up := func(n int) int { return (n + align - 1) / align * align }
+	layout := func(nb int) int {
+		tiles := nb * p.tx * p.ty
+		p.uOff, p.vOff = 0, up(winogradTaps*j.cinG*j.m)
+		p.xOff = p.vOff + up(winogradTaps*j.cinG*tiles)
+		p.total = p.xOff + winogradTaps*j.m*tiles
+		return p.total
+	}
+	room := min(uint64(winogradScratchMax), lim.MaxStorageBufferRange-uint64(4*align)) / 4
+	p.part = largest(j.batches, func(nb int) bool { return uint64(layout(nb)) <= room })
+	if p.part == 0 {
+		return convWinogradPlan{}, false
+	}
+	layout(p.part)
+	c := gemmBest(lim, e.tune, gemmWinograd, j.m, p.part*p.tx*p.ty, j.cinG, winogradTaps, 1, false, only)
+	if c.path != convPathTiled {
+		return convWinogradPlan{}, false
+	}
+	p.tile = c.tile
+	return p, true
+}
+
+// encodeWinograd records j as plan p (see winograd).
+func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p convWinogradPlan, f16 bool) error {
+	lim := e.dev.Limits()
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	scr, whole, err := e.winogradScratch(p.total)
+	if err != nil {
+		return err
+	}
+	wr, wBase, err := convWholeRange(lim, "weights", j.weights)
+	if err != nil {
+		return err
+	}
+	bias, biasBase := e.dummy.Whole(), uint32(0)
+	if j.bias != nil {
+		if bias, biasBase, err = convWholeRange(lim, "bias", j.bias); err != nil {
+			return err
+		}
+	}
+	prelu := e.dummy.Whole()
+	neuron := j.neuron && !e.neuron.IsIdentity()
+	if neuron && e.prelu != nil {
+		prelu = e.prelu.Whole()
+	}
+	first := [2]int{j.firstX, j.firstY}
+	if p.flip {
+		// dx(q) = sum over taps of W(co, ci, tap) dy(q - first - tap): a
+		// convolution of dy with the taps reversed, its first tap at
+		// -first - 2.
+		first = [2]int{-j.firstX - 2, -j.firstY - 2}
+	}
+	cfg := gemmTiles[p.tile].cfg
+	uk := convPipeKey{shader: spirv.ConvolutionWinogradWeights, tile: -1, flip: p.flip}
+	ik := convPipeKey{shader: spirv.ConvolutionWinogradInput, f16: f16, tile: -1}
+	gk := convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(cfg.threads())}
+	ok2 := convPipeKey{shader: spirv.ConvolutionWinogradOutput, f16: f16, tile: -1, bias: j.bias != nil, neuron: neuron}
+	var pls [4]*vk.Pipeline
+	for i, k := range []convPipeKey{uk, ik, gk, ok2} {
+		if pls[i], err = e.pipeline(k); err != nil {
+			return err
+		}
+	}
+	e.last = convPathWinograd
+	pc := convWinogradPush{
+		InW: int32(j.in.w), InH: int32(j.in.h), InX0: int32(j.in.x0), InY0: int32(j.in.y0),
+		FirstX: int32(first[0]), FirstY: int32(first[1]),
+		OutW: int32(j.out.w), OutH: int32(j.out.h), OutX0: int32(j.out.x0), OutY0: int32(j.out.y0),
+		InStride: uint32(j.in.stride()), DstStride: uint32(j.out.stride()),
+		ImBatch: uint32(j.in.batch()), ImPlane: uint32(j.in.plane()),
+		DstBatch: uint32(j.out.batch()), DstPlane: uint32(j.out.plane()),
+		WBase: wBase, BiasBase: biasBase, M: uint32(j.m), C: uint32(j.cinG),
+		TilesX: uint32(p.tx), TilesY: uint32(p.ty),
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	var binds [4]vk.BufferRange
+	// The weights once, for every part.
+	uSize := winogradTaps * j.cinG * j.m
+	pc.UBase, pc.T = 0, 0
+	binds[0], binds[1] = wr, winogradPart(scr, whole, p.uOff, uSize)
+	if err := e.winogradDispatch(cb, pls[0], binds[:2], push,
+		[3]uint32{uint32((j.m + 63) / 64), uint32(j.cinG), 1}); err != nil {
+		return err
+	}
+	spans := [2]span{j.in.span(), j.out.span()}
+	chans := [2]int{j.in.spanChannels(), j.out.spanChannels()}
+	return convBatches(lim, spans[:], chans[:], j.batches, func(n, nb int) error {
+		for b := n; b < n+nb; b += p.part {
+			cnt := min(p.part, n+nb-b)
+			tiles := cnt * p.tx * p.ty
+			vSize, xSize := winogradTaps*j.cinG*tiles, winogradTaps*j.m*tiles
+			var im, dst vk.BufferRange
+			im, pc.ImBase = spans[0].bind(align, b, 0, cnt, chans[0])
+			dst, pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
+			pc.T = uint32(tiles)
+			pc.VBase = 0
+			binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, vSize)
+			if err := e.winogradDispatch(cb, pls[1], binds[:2], push,
+				[3]uint32{uint32((tiles + 63) / 64), uint32(j.cinG), 1}); err != nil {
+				return err
+			}
+			pc.UBase, pc.VBase, pc.XBase = uint32(p.uOff), uint32(p.vOff), uint32(p.xOff)
+			gemm := pls[2]
+			if tiles%4 == 0 && pc.VBase%4 == 0 {
+				if gemm, err = e.pipeline(convPipeKey{shader: gk.shader, tile: gk.tile, local: gk.local, vecB: true}); err != nil {
+					return err
+				}
+			}
+			binds[0] = whole
+			if err := e.winogradDispatch(cb, gemm, binds[:1], push,
+				[3]uint32{uint32((tiles + cfg.bn - 1) / cfg.bn), uint32((j.m + cfg.bm - 1) / cfg.bm), winogradTaps}); err != nil {
+				return err
+			}
+			pc.XBase = 0
+			binds[0], binds[1], binds[2], binds[3] = winogradPart(scr, whole, p.xOff, xSize), bias, prelu, dst
+			if err := e.winogradDispatch(cb, pls[3], binds[:4], push,
+				[3]uint32{uint32((tiles + 63) / 64), uint32(j.m), 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// convWinogradWeightsShape reports whether the weight gradient j can run
+// as Winograd: that of a 3x3 convolution of stride and dilation 1 without
+// groups.
+func convWinogradWeightsShape(j *convWeightsGemm) bool {
+	return j.geom == [6]int32{3, 3, 1, 1, 1, 1} && j.groups == 1 && !j.fc && !j.depthwise && !j.dy.flat && !j.x.flat
+}
+
+// winogradChosen applies a test's forced path, the tuning and the default
+// to a GEMM that can run as Winograd: whether it does, and the products'
+// tile to force (-1: the model's choice).
+func (e *convEngine) winogradChosen(m, c int) (only int, ok bool) {
+	t := e.tune
+	switch {
+	case e.force != nil:
+		return e.force.tile, e.force.path == convPathWinograd
+	case t.NoWinograd:
+		return -1, false
+	case t.Winograd:
+		if t.Path == ConvolutionPathTiled {
+			return t.Tile, true
+		}
+		return -1, true
+	case t.Path != ConvolutionPathAuto:
+		return -1, false
+	}
+	return -1, convWinogradDefault(m, c)
+}
+
+// convWinogradWeightsPlan is how a Winograd weight gradient runs: the
+// products' tile, tiles per split (chunk) and splits per part of the
+// batch, and the scratch layout in floats: D, V per part from dOff, vOff,
+// the partial sums P of every slot from pOff, the bias gradient's
+// partial sums from biasOff; total.
+type convWinogradWeightsPlan struct {
+	tile, chunk, splits int
+	tx, ty              int
+	part, parts         int
+	dOff, vOff, pOff    int
+	bias                convBiasPlan
+	total               int
+}
+
+// winogradWeights returns j's Winograd plan when it runs as Winograd (as
+// winograd decides for image GEMMs); nb is the batch images one binding
+// of dy and x holds.
+func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWeightsPlan, bool, error) {
+	var p convWinogradWeightsPlan
+	if !convWinogradWeightsShape(j) {
+		return p, false, nil
+	}
+	only, ok := e.winogradChosen(j.m, j.cinG)
+	if !ok {
+		return p, false, nil
+	}
+	lim := e.dev.Limits()
+	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
+	align := int(max(lim.MinStorageBufferOffsetAlignment, 16) / 4)
+	up := func(n int) int { return (n + align - 1) / align * align }
+	room := int(min(uint64(winogradScratchMax), lim.MaxStorageBufferRange-uint64(4*align)) / 4)
+	perPart := func(b int) int {
+		tiles := b * p.tx * p.ty
+		return up(winogradTaps*j.m*tiles) + up(winogradTaps*j.cinG*tiles)
+	}
+	// D and V of a part take at most half the room; the partial sums the
+	// rest.
+	p.part = largest(nb, func(b int) bool { return perPart(b) <= room/2 })
+	if p.part == 0 {
+		return p, false, nil
+	}
+	p.parts = (j.batches + p.part - 1) / p.part
+	tiles := p.part * p.tx * p.ty
+	c := gemmBest(lim, e.tune, gemmWinograd, j.m, j.cinG, tiles, winogradTaps, p.parts, true, only)
+	if c.path != convPathTiled {
+		return p, false, nil
+	}
+	p.tile, p.splits, p.chunk = c.tile, c.splits, c.chunk
+	p.dOff = 0
+	p.vOff = up(winogradTaps * j.m * tiles)
+	p.pOff = p.vOff + up(winogradTaps*j.cinG*tiles)
+	p.total = p.pOff + up(p.parts*p.splits*winogradTaps*j.m*j.cinG)
+	if j.db != nil {
+		var err error
+		if p.bias, err = e.planBias(j); err != nil {
+			return p, false, err
+		}
+		if p.bias.slots > 1 {
+			p.bias.off = p.total
+			p.total += p.bias.slots * j.biasFrom.channels
+		}
+	}
+	if p.total > room {
+		return p, false, nil
+	}
+	return p, true, nil
+}
+
+// encodeWinogradWeights records the weight gradient j as plan p: per part
+// of the batch the dy and source transforms and the products of each
+// split, then the partial sums added and transformed into dW, and the
+// bias gradient.
+func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsGemm, p convWinogradWeightsPlan, spans []span, chans []int) error {
+	lim := e.dev.Limits()
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	f16 := j.dy.im.format == Float16
+	scr, whole, err := e.winogradScratch(p.total)
+	if err != nil {
+		return err
+	}
+	dwr, dwBase, err := convWholeRange(lim, "weight gradient", j.dW)
+	if err != nil {
+		return err
+	}
+	cfg := gemmTiles[p.tile].cfg
+	keys := [4]convPipeKey{
+		{shader: spirv.ConvolutionWinogradDy, f16: f16, tile: -1},
+		{shader: spirv.ConvolutionWinogradInput, f16: j.x.im.format == Float16, tile: -1},
+		{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(cfg.threads()), modeA: 1},
+		{shader: spirv.ConvolutionWinogradWout, tile: -1},
+	}
+	tiles := p.part * p.tx * p.ty
+	if tiles%4 == 0 {
+		keys[2].vecA = true
+	}
+	var pls [4]*vk.Pipeline
+	for i, k := range keys {
+		if pls[i], err = e.pipeline(k); err != nil {
+			return err
+		}
+	}
+	var pc convWinogradPush
+	pc.M, pc.C, pc.TilesX, pc.TilesY = uint32(j.m), uint32(j.cinG), uint32(p.tx), uint32(p.ty)
+	pc.KChunk = uint32(p.chunk)
+	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	var binds [4]vk.BufferRange
+	count := winogradTaps * j.m * j.cinG
+	for q := 0; q < p.parts; q++ {
+		b := q * p.part
+		cnt := min(p.part, j.batches-b)
+		tiles := cnt * p.tx * p.ty
+		pc.T = uint32(tiles)
+		// dy over the dy region.
+		var im vk.BufferRange
+		im, pc.ImBase = spans[0].bind(align, b, 0, cnt, chans[0])
+		pc.InW, pc.InH, pc.InX0, pc.InY0 = int32(j.dy.w), int32(j.dy.h), int32(j.dy.x0), int32(j.dy.y0)
+		pc.InStride, pc.ImBatch, pc.ImPlane = uint32(j.dy.stride()), uint32(j.dy.batch()), uint32(j.dy.plane())
+		pc.UBase = 0
+		binds[0], binds[1] = im, winogradPart(scr, whole, p.dOff, winogradTaps*j.m*tiles)
+		if err := e.winogradDispatch(cb, pls[0], binds[:2], push,
+			[3]uint32{uint32((tiles + 63) / 64), uint32(j.m), 1}); err != nil {
+			return err
+		}
+		// The source's 6x6 blocks, as a convolution's.
+		im, pc.ImBase = spans[1].bind(align, b, 0, cnt, chans[1])
+		pc.InW, pc.InH, pc.InX0, pc.InY0 = int32(j.x.w), int32(j.x.h), int32(j.x.x0), int32(j.x.y0)
+		pc.InStride, pc.ImBatch, pc.ImPlane = uint32(j.x.stride()), uint32(j.x.batch()), uint32(j.x.plane())
+		pc.FirstX, pc.FirstY = int32(j.firstX), int32(j.firstY)
+		pc.VBase = 0
+		binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, winogradTaps*j.cinG*tiles)
+		if err := e.winogradDispatch(cb, pls[1], binds[:2], push,
+			[3]uint32{uint32((tiles + 63) / 64), uint32(j.cinG), 1}); err != nil {
+			return err
+		}
+		pc.UBase, pc.VBase = uint32(p.dOff), uint32(p.vOff)
+		pc.XBase = uint32(p.pOff + q*p.splits*count)
+		gemm := pls[2]
+		if keys[2].vecA && tiles%4 != 0 { // the last part's tiles
+			k := keys[2]
+			k.vecA = false
+			if gemm, err = e.pipeline(k); err != nil {
+				return err
+			}
+		}
+		binds[0] = whole
+		if err := e.winogradDispatch(cb, gemm, binds[:1], push,
+			[3]uint32{uint32((j.cinG + cfg.bn - 1) / cfg.bn), uint32((j.m + cfg.bm - 1) / cfg.bm), uint32(winogradTaps * p.splits)}); err != nil {
+			return err
+		}
+	}
+	pc.XBase, pc.WBase, pc.Slots = 0, dwBase, uint32(p.parts*p.splits)
+	binds[0], binds[1] = winogradPart(scr, whole, p.pOff, p.parts*p.splits*count), dwr
+	if err := e.winogradDispatch(cb, pls[3], binds[:2], push,
+		[3]uint32{uint32((j.cinG + 63) / 64), uint32(j.m), 1}); err != nil {
+		return err
+	}
+	if j.db != nil {
+		return e.encodeBiasGrad(cb, j, p.bias, scr)
+	}
+	return nil
+}
+
+// winogradScratch returns the engine's scratch grown to n floats and the
+// range binding all of it (see winogradPart).
+func (e *convEngine) winogradScratch(n int) (*Image, vk.BufferRange, error) {
+	scr, err := e.scratchImage(n)
+	if err != nil {
+		return nil, vk.BufferRange{}, err
+	}
+	whole, sBase, err := convWholeRange(e.dev.Limits(), "Winograd scratch", scr)
+	if err != nil {
+		return nil, vk.BufferRange{}, err
+	}
+	if sBase != 0 {
+		return nil, vk.BufferRange{}, fmt.Errorf("%w: %s: Winograd scratch %s does not start on a binding boundary", ErrDevice, e.label, scr)
+	}
+	return scr, whole, nil
+}
+
+// winogradPart returns the range of n floats of scratch scr (bound whole
+// by whole) from float off, a multiple of the storage-buffer offset
+// alignment.
+func winogradPart(scr *Image, whole vk.BufferRange, off, n int) vk.BufferRange {
+	return scr.buf.Range(whole.Offset+uint64(4*off), uint64(4*n))
+}
+
+// winogradDispatch records one Winograd pass with push constants push,
+// checking the workgroup counts against the device's.
+func (e *convEngine) winogradDispatch(cb *vk.CommandBuffer, pl *vk.Pipeline, binds []vk.BufferRange, push []byte, groups [3]uint32) error {
+	lim := e.dev.Limits()
+	for axis, n := range groups {
+		if n > lim.MaxComputeWorkGroupCount[axis] {
+			return fmt.Errorf("%w: %s: Winograd workgroups %v exceed the device's %v", ErrDeviceLimit, e.label, groups, lim.MaxComputeWorkGroupCount)
+		}
+	}
+	if err := cb.Dispatch(pl, binds, push, groups); err != nil {
+		return fmt.Errorf("%s: %w", e.label, err)
+	}
+	return nil
+}

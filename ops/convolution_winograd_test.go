@@ -1,0 +1,176 @@
+package ops_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkmps/vkmps/ops"
+	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/vk/vktest"
+)
+
+// winogradCases are 3x3 convolutions of stride and dilation 1: outputs
+// that are not a multiple of the 4x4 tile (and smaller than one),
+// asymmetric pads (and none, and more than the window), a fused neuron
+// with PReLU slopes, several batch images.
+func winogradCases() []convCase {
+	d := func(in, out int, n ops.NeuronDescriptor) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1, Neuron: n}
+	}
+	prelu := ops.NeuronDescriptor{Type: ops.NeuronPReLU, PReLU: []float32{0.1, -0.2, 0.3, 0.5, 1.5, -1, 0.25}}
+	return []convCase{
+		{d: d(5, 7, prelu), n: 2, h: 9, w: 13, pads: padding.Pads{Top: 1, Left: 2, Bottom: 0, Right: 1}, bias: true},
+		{d: d(12, 9, ops.NewNeuronDescriptor(ops.NeuronReLU)), n: 1, h: 8, w: 8, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}},
+		{d: d(3, 4, ops.NeuronDescriptor{}), n: 3, h: 3, w: 7, pads: padding.Pads{Top: 3, Left: 0, Bottom: 2, Right: 0}, bias: true},
+	}
+}
+
+// Winograd F(4x4, 3x3), forced, on every products' tile the device runs,
+// float32 and float16 images: the convolution, its data gradient (the
+// taps reversed, the channels swapped), its weight gradient (F(3x3, 4x4)
+// over dy's tiles) and a transpose convolution with its gradients,
+// against the reference within the family's tolerance; and the kernels
+// took the Winograd paths.
+func TestConvolutionWinograd(t *testing.T) {
+	dev := vktest.Open(t)
+	for tile := 0; tile < ops.ConvTileCount(); tile++ {
+		for _, half := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s half=%v", ops.ConvTileName(tile), half), func(t *testing.T) {
+				r := rand.New(rand.NewSource(int64(41 + tile)))
+				var kernels []any
+				force := func(k any) {
+					if !ops.ConvForcePath(k, "winograd", tile) {
+						t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
+					}
+					kernels = append(kernels, k)
+				}
+				for _, c := range winogradCases() {
+					kernels = kernels[:0]
+					convRunCase(t, dev, c, r, half, force)
+					winogradTook(t, kernels, c)
+				}
+				// The transpose convolution of a 3x3 stride-1 convolution
+				// is a 3x3 convolution of its source with the taps
+				// reversed; its data gradient a plain one.
+				c := convTCase{convCase: winogradCases()[0]}
+				c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
+				c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
+				kernels = kernels[:0]
+				convTCheck(t, dev, c, c.data(r), half, force)
+				winogradTook(t, kernels, c)
+			})
+		}
+	}
+}
+
+// winogradTook checks that kernels ran their image GEMMs, and the
+// gradients their weight gradients, as Winograd.
+func winogradTook(t *testing.T, kernels []any, c any) {
+	t.Helper()
+	for _, k := range kernels {
+		assert.Equal(t, "winograd", ops.ConvLastPath(k), "%T %v", k, c)
+		switch k.(type) {
+		case *ops.ConvolutionGradient, *ops.ConvolutionTransposeGradient:
+			assert.Equal(t, "winograd", ops.ConvLastWeightsPath(k), "%T %v", k, c)
+		}
+	}
+}
+
+// Where Winograd cannot run (a stride, a dilation, groups, another
+// window), forcing it leaves the kernel's own choice, with the same
+// results.
+func TestConvolutionWinogradOnlyWhereItRuns(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(5))
+	base := winogradCases()[1]
+	strided, dilated, grouped, wide := base, base, base, base
+	strided.d.StrideX = 2
+	dilated.d.DilationY = 2
+	grouped.d.Groups, grouped.d.InputFeatureChannels = 3, 12
+	wide.d.KernelWidth = 5
+	for _, c := range []convCase{strided, dilated, grouped, wide} {
+		var kernels []any
+		convRunCase(t, dev, c, r, false, func(k any) {
+			require.True(t, ops.ConvForcePath(k, "winograd", 2))
+			kernels = append(kernels, k)
+		})
+		for _, k := range kernels {
+			assert.NotEqual(t, "winograd", ops.ConvLastPath(k), "%v", c)
+			assert.NotEqual(t, "winograd", ops.ConvLastWeightsPath(k), "%v", c)
+		}
+	}
+}
+
+// By default a 3x3 stride-1 convolution with 64 channels on each side
+// runs as Winograd, forward, data and weight gradients; with fewer channels, or
+// under the tunings winograd=0 or another forced path, it does not; and
+// winograd=1 forces it on few channels.
+func TestConvolutionWinogradDefault(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(9))
+	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 64, OutputFeatureChannels: 64,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1},
+		n: 1, h: 6, w: 5, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	few := c
+	few.d.InputFeatureChannels = 16
+	for _, tc := range []struct {
+		c    convCase
+		tune string
+		want string
+	}{
+		{c, "", "winograd"},
+		{few, "", "tiled"},
+		{c, "winograd=0", "tiled"},
+		{c, "tile=2", "tiled"},
+		{few, "winograd=1", "winograd"},
+		{few, "winograd=1,tile=3", "winograd"},
+	} {
+		tu, err := ops.ParseConvolutionTuning(tc.tune)
+		require.NoError(t, err)
+		var kernels []any
+		convRunCase(t, dev, tc.c, r, false, func(k any) {
+			require.NoError(t, k.(interface {
+				SetTuning(ops.ConvolutionTuning) error
+			}).SetTuning(tu))
+			kernels = append(kernels, k)
+		})
+		for _, k := range kernels {
+			assert.Equal(t, tc.want, ops.ConvLastPath(k), "%v %q", tc.c, tc.tune)
+			if _, grad := k.(*ops.ConvolutionGradient); grad {
+				assert.Equal(t, tc.want, ops.ConvLastWeightsPath(k), "%v %q", tc.c, tc.tune)
+			}
+		}
+	}
+}
+
+// Batches through in parts (the scratch bounded so that the forward and
+// data gradient take two batch images a part, the weight gradient one),
+// weight gradients over split tiles (splits=3 asks, whole 16-deep
+// slices make it 2) whose partial sums, and
+// the parts', add up; tile counts that are not a multiple of 4 (the
+// products' plain loads).
+func TestConvolutionWinogradParts(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(13))
+	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 3, h: 26, w: 27,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	// Floats, in 64-float blocks, 49 tiles an image: the forward's U 1088,
+	// V 10624 and X 8832 an image, 39936 for two; the weight gradient's D
+	// and V 19456 an image (at most half the room), 38848 for two.
+	defer ops.SetWinogradScratchMax(4 * 40000)()
+	tu := ops.ConvolutionTuning{Winograd: true, Splits: 3}
+	var kernels []any
+	convRunCase(t, dev, c, r, false, func(k any) {
+		require.NoError(t, k.(interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}).SetTuning(tu))
+		kernels = append(kernels, k)
+	})
+	winogradTook(t, kernels, c)
+}
