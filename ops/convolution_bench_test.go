@@ -31,7 +31,9 @@ type convBenchShape struct {
 func convBenchShapes() []convBenchShape {
 	large := []convBenchShape{
 		{"resnet3x3-64", 32, 64, 56, 56, 64, 3, 1, 1, 1, false},
+		{"resnet3x3-128", 32, 128, 28, 28, 128, 3, 1, 1, 1, false},
 		{"resnet3x3-256", 32, 256, 14, 14, 256, 3, 1, 1, 1, false},
+		{"resnet3x3-512", 32, 512, 7, 7, 512, 3, 1, 1, 1, false},
 		{"resnet1x1-512-2048", 32, 512, 7, 7, 2048, 1, 1, 0, 1, false},
 		{"resnet1x1-512-512", 32, 512, 7, 7, 512, 1, 1, 0, 1, false},
 		{"stem7x7s2", 32, 3, 224, 224, 64, 7, 2, 3, 1, false},
@@ -75,10 +77,12 @@ func convBenchShapes() []convBenchShape {
 //
 // $VKMPS_GEMM holds a ConvolutionTuning (ops.ParseConvolutionTuning's
 // text: tile=N, direct=1, coopmat=0|1, cooptile=N, splits=N, units=N,
-// small=0) set on every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also
+// small=0, winograd=0|1) set on every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also
 // under each tile forced (its split count chosen, and unsplit), under
 // split counts 1, 2, 4, 8 (weight gradients: 1, 8, 32, 128) with the tile
-// chosen, data gradients without the few-channels gather, and float16
+// chosen, data gradients without the few-channels gather, forward and
+// data-gradient passes without Winograd (winograd=0) and with it on each
+// tile (winograd=1,tile=N), and float16
 // forward and data-gradient passes without cooperative matrices and with
 // them on each cooperative-matrix tile the device runs (coopmat=1 is tile
 // 0, cooptile=N tile N; the log names each tile's shape; sub-benchmarks
@@ -131,6 +135,12 @@ func convBenchTunings(base ops.ConvolutionTuning, sweep bool, pass string, forma
 	}
 	if pass == "dx" {
 		ts = append(ts, ops.ConvolutionTuning{NoSmallChannels: true, ComputeUnits: base.ComputeUnits})
+	}
+	if pass != "dW" {
+		ts = append(ts, ops.ConvolutionTuning{NoWinograd: true, ComputeUnits: base.ComputeUnits})
+		for i := 0; i < ops.ConvolutionTileCount(); i++ {
+			ts = append(ts, ops.ConvolutionTuning{Winograd: true, Path: ops.ConvolutionPathTiled, Tile: i, ComputeUnits: base.ComputeUnits})
+		}
 	}
 	if format == ops.Float16 && pass != "dW" {
 		ts = append(ts, ops.ConvolutionTuning{NoCoopMat: true, ComputeUnits: base.ComputeUnits})
