@@ -22,8 +22,9 @@ const (
 	// ConvolutionPathCoopMat: cooperative matrices for the GEMMs of
 	// float16 images whose results are images, where the device has them,
 	// tile ConvolutionTuning.CoopTile (text: coopmat=1 for tile 0,
-	// cooptile=N); elsewhere the kernel chooses. Never the default: on an
-	// H100 they are correct but slower than the tiles so far.
+	// cooptile=N); elsewhere the kernel chooses. By default only for
+	// windows of more than one tap with 128 or more channels on each side
+	// that Winograd does not take (see NoCoopMat).
 	ConvolutionPathCoopMat
 	convolutionPathCount
 )
@@ -47,7 +48,8 @@ const (
 // parentheses below.
 type ConvolutionTuning struct {
 	// Path forces the GEMMs onto one path (tile=N, direct=1, coopmat=1,
-	// cooptile=N).
+	// cooptile=N); a forced path also keeps Winograd off unless Winograd
+	// is set.
 	Path ConvolutionPath
 	// Tile is the tile of ConvolutionPathTiled, an index into the tiles
 	// shipped, largest first (ConvolutionTileCount, ConvolutionTileName);

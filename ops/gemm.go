@@ -34,6 +34,10 @@ import (
 //   - small (glsl/convolution_data_small.comp): the data gradient of a
 //     convolution with few input channels per group (an RGB stem), where a
 //     GEMM's M would be a sliver of its tile.
+//   - Winograd (convolution_winograd.go): 3x3 convolutions of stride and
+//     dilation 1 without groups, their data and weight gradients, as
+//     transforms around 36 GEMMs on the tiles (winogradChosen decides,
+//     before any other path).
 //
 // Weight gradients reduce over the batch and the pixels, a long K: it is
 // split into chunks (split-K) whose partial sums land in a scratch image
