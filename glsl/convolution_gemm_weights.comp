@@ -17,6 +17,22 @@
 // biasPart[biasBase + z*M + m], per split as part. Every sum runs in a
 // fixed order: the results repeat bit for bit.
 //
+// Loads: every value goes into ra/rb as loaded (gemm.glsl's raw
+// registers) and becomes a float only when staged, after the multiply of
+// the slice before, so that a slice's loads are in flight during that
+// multiply; whether a value lies inside dy and X is one predicate on its
+// load (xFetch), not a branch around it. In the float16 builds with WORDS
+// (ops/gemm.go's convWords: both bindings cover whole 32-bit words) a
+// value is loaded as the word holding it (dyw, xw: the bindings seen as
+// words; float16 storage has no 16-bit registers to hold a half in) and
+// its half is taken when staged, the high one where bit r of raHi (rbHi)
+// is set. Without WORDS (a binding ending halfway through a word that its
+// buffer lacks) each value is loaded as a half and converted at once, the
+// conversion waiting on the load. On an H100 the float16 build converting
+// at the load ran 1.2-1.3x slower than float32 (3x3 64@56, tile 1: 420
+// against 356 us); as words staged raw, 330 against float32's 315 (which
+// the predicated loads took from 356), bench/results/h100-2026-11-27-dw.
+//
 // The "t0" builds fix the tile to ops's tile 0 (128x128x8, 8x8 per
 // invocation) at compile time, so that the compiler unrolls the tile's
 // loops and keeps its accumulators in registers itself rather than
@@ -46,11 +62,16 @@ layout(constant_id = 15) const bool A_KFAST = true;
 layout(constant_id = 16) const bool B_KFAST = true;
 layout(constant_id = 17) const bool DIRECT = false;
 layout(constant_id = 18) const bool BIASGRAD = false;
+layout(constant_id = 19) const bool WORDS = false; // float16: load 32-bit words (see above)
 const bool VEC_A = false; // gemm.glsl's quad loads: not used here
 const bool VEC_B = false;
 
 layout(std430, binding = 0) readonly buffer Dy { ELEM dy[]; };
 layout(std430, binding = 1) readonly buffer X { ELEM x[]; };
+#ifdef VKMPS_F16
+layout(std430, binding = 0) readonly buffer DyWords { uint dyw[]; };
+layout(std430, binding = 1) readonly buffer XWords { uint xw[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer Part { float part[]; };
 layout(std430, binding = 3) writeonly buffer BiasPart { float biasPart[]; };
 
@@ -70,6 +91,39 @@ layout(push_constant) uniform Push {
 	uint biasBase;
 } pc;
 
+uint raHi, rbHi; // float16 WORDS: bit r set when value r of ra (rb) is its word's high half
+
+#ifdef VKMPS_F16
+// Raw registers: the word holding the value (WORDS), else the float's bits.
+#define GEMM_REG uint
+
+float rawValue(uint v, uint hi, uint r) {
+	if (!WORDS) return uintBitsToFloat(v);
+	vec2 h = unpackHalf2x16(v);
+	return ((hi >> r) & 1u) != 0u ? h.y : h.x;
+}
+#define GEMM_A_VALUE(r) rawValue(ra[r], raHi, r)
+#define GEMM_B_VALUE(r) rawValue(rb[r], rbHi, r)
+
+// dyRaw returns the raw register of dy[i] (0 unless ok), value r of ra,
+// and sets bit r of hi when it is its word's high half; xRaw the same of
+// x[i] for rb. In the float32 builds, the float (hi unused).
+uint dyRaw(uint i, bool ok, inout uint hi, uint r) {
+	if (!WORDS) return ok ? floatBitsToUint(LOAD(dy[i])) : 0u;
+	hi |= (i & 1u) << r;
+	return ok ? dyw[i >> 1] : 0u;
+}
+
+uint xRaw(uint i, bool ok, inout uint hi, uint r) {
+	if (!WORDS) return ok ? floatBitsToUint(LOAD(x[i])) : 0u;
+	hi |= (i & 1u) << r;
+	return ok ? xw[i >> 1] : 0u;
+}
+#else
+float dyRaw(uint i, bool ok, inout uint hi, uint r) { return ok ? dy[i] : 0.0; }
+float xRaw(uint i, bool ok, inout uint hi, uint r) { return ok ? x[i] : 0.0; }
+#endif
+
 #define GEMM_ROWSUM
 #include "gemm.glsl"
 
@@ -82,6 +136,14 @@ uvec3 dyPixel(uint k) {
 
 uint dyIndex(uvec3 px) {
 	return pc.dyBase + px.z * pc.dyBatch + uint(pc.dyOrigin.y + int(px.y)) * pc.dyStride + uint(pc.dyOrigin.x + int(px.x));
+}
+
+// xFetch returns the raw register of X's value at tap of pixel px in the
+// channel at chOff (0 outside X or unless ok), value r of rb.
+GEMM_REG xFetch(uvec3 px, uint chOff, ivec2 tap, bool ok, uint r) {
+	ivec2 q = pc.first + ivec2(px.xy) * ivec2(SX, SY) + tap;
+	ok = ok && uint(q.x) < uint(pc.xSize.x) && uint(q.y) < uint(pc.xSize.y);
+	return xRaw(pc.xBase + px.z * pc.xBatch + chOff + uint(q.y) * pc.xStride + uint(q.x), ok, rbHi, r);
 }
 
 float xAt(uvec3 px, uint chOff, ivec2 tap) {
@@ -117,12 +179,14 @@ void gemmFetchA(uint kt) {
 			}
 		}
 		uint at = kin ? dyIndex(curPx) : 0u;
-		[[unroll]] for (uint r = 0; r < RA; r++) ra[r] = kin && aOff[r] != ~0u ? LOAD(dy[at + aOff[r]]) : 0.0;
+		raHi = 0u;
+		[[unroll]] for (uint r = 0; r < RA; r++) ra[r] = dyRaw(at + aOff[r], kin && aOff[r] != ~0u, raHi, r);
 		return;
 	}
+	raHi = 0u;
 	[[unroll]] for (uint r = 0; r < RA; r++) {
 		uint k = kBeg + kt * BK + gemmPosA(t, r).y;
-		ra[r] = k < kEnd && aRow != ~0u ? LOAD(dy[pc.dyBase + k * pc.dyBatch + aRow]) : 0.0;
+		ra[r] = dyRaw(pc.dyBase + k * pc.dyBatch + aRow, k < kEnd && aRow != ~0u, raHi, r);
 	}
 }
 
@@ -131,12 +195,14 @@ void gemmFetchB(uint kt) {
 	if (MODE == 0) {
 		uint k = kBeg + kt * BK + t % BK;
 		bool kin = k < kEnd;
-		[[unroll]] for (uint r = 0; r < RB; r++) rb[r] = kin && bOff[r] != ~0u ? xAt(curPx, bOff[r], bTap[r]) : 0.0;
+		rbHi = 0u;
+		[[unroll]] for (uint r = 0; r < RB; r++) rb[r] = xFetch(curPx, bOff[r], bTap[r], kin && bOff[r] != ~0u, r);
 		return;
 	}
+	rbHi = 0u;
 	[[unroll]] for (uint r = 0; r < RB; r++) {
 		uint k = kBeg + kt * BK + gemmPosB(t, r).x;
-		rb[r] = k < kEnd && bCol != ~0u ? LOAD(x[pc.xBase + k * pc.xBatch + bCol]) : 0.0;
+		rb[r] = xRaw(pc.xBase + k * pc.xBatch + bCol, k < kEnd && bCol != ~0u, rbHi, r);
 	}
 }
 

@@ -36,12 +36,23 @@
 // 4 values of slice row k from column n (gemmPosB4), numbered along n.
 // A quad r*T + t beyond the slice (QA, QB) is not loaded.
 //
+// Raw registers: an includer may keep in ra[] and rb[] what its loads
+// return, not yet converted to float (type GEMM_REG, see gemm_layout.glsl),
+// and define GEMM_A_VALUE(r) and GEMM_B_VALUE(r), the float of value r
+// of ra and rb; gemmStage converts then, after gemmMultiply, so that no
+// conversion waits on a load in flight before the multiply.
+//
 // Row sums: an includer that defines GEMM_ROWSUM (and does not use VEC_A)
 // gets the sums of A's rows over every slice too, at the cost of an add
 // per value it loads: each invocation adds the values it stages, per slice
 // position (the slices are cut the same way each time), and gemmRowSum
 // then adds the positions of each row in order (a fixed order: the sums
 // repeat bit for bit).
+
+#ifndef GEMM_A_VALUE
+#define GEMM_A_VALUE(r) ra[r]
+#define GEMM_B_VALUE(r) rb[r]
+#endif
 
 const uint GEMM_WM = BM / TM;             // invocations along m
 const uint GEMM_WN = BN / TN;             // invocations along n
@@ -67,7 +78,7 @@ uint gemmCol(uint t, uint j) { return (j / 4) * 4 * GEMM_WN + (t % GEMM_WN) * 4 
 void gemmStage(uint buf) {
 	uint t = gl_LocalInvocationID.x;
 #ifdef GEMM_ROWSUM
-	[[unroll]] for (uint r = 0; r < RA; r++) rowPart[r] += ra[r];
+	[[unroll]] for (uint r = 0; r < RA; r++) rowPart[r] += GEMM_A_VALUE(r);
 #endif
 	if (VEC_A) {
 		[[unroll]] for (uint r = 0; r < RA4; r++) {
@@ -82,7 +93,7 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RA; r++) {
 			uvec2 p = gemmPosA(t, r);
 			uint i = (buf * BK + p.y) * SA + p.x;
-			gemmA[i / 4][i % 4] = ra[r];
+			gemmA[i / 4][i % 4] = GEMM_A_VALUE(r);
 		}
 	}
 	if (VEC_B) {
@@ -95,7 +106,7 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RB; r++) {
 			uvec2 p = gemmPosB(t, r);
 			uint i = (buf * BK + p.x) * SB + p.y;
-			gemmB[i / 4][i % 4] = rb[r];
+			gemmB[i / 4][i % 4] = GEMM_B_VALUE(r);
 		}
 	}
 }

@@ -11,8 +11,13 @@ const uint QB = BK * BN / 4;              // quads of a B slice
 const uint RA4 = (QA + GEMM_T - 1) / GEMM_T;
 const uint RB4 = (QB + GEMM_T - 1) / GEMM_T;
 
-float ra[RA];
-float rb[RB];
+// GEMM_REG is the type of ra and rb: float unless the includer defines it
+// (with gemm.glsl's GEMM_A_VALUE and GEMM_B_VALUE) to hold loads raw.
+#ifndef GEMM_REG
+#define GEMM_REG float
+#endif
+GEMM_REG ra[RA];
+GEMM_REG rb[RB];
 vec4 ra4[RA4];
 vec4 rb4[RB4];
 

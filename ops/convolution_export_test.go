@@ -3,10 +3,28 @@ package ops
 import (
 	"fmt"
 
+	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
 )
 
 // Test hooks of the convolution family (compiled into tests only).
+
+// ConvWeightsWordLoads reports whether the family kernel k has made tiled
+// float16 weight-gradient pipelines that load 32-bit words (words) and
+// ones that load halves (halves).
+func ConvWeightsWordLoads(k any) (words, halves bool) {
+	e, ok := k.(interface{ engine() *convEngine })
+	if !ok {
+		return false, false
+	}
+	for key := range e.engine().pipes {
+		if key.shader == spirv.ConvolutionGemmWeights && key.f16 && key.tile >= 0 {
+			words = words || key.words
+			halves = halves || !key.words
+		}
+	}
+	return words, halves
+}
 
 // ConvTileCount is the number of GEMM tile shapes shipped.
 func ConvTileCount() int { return len(gemmTiles) }

@@ -552,6 +552,7 @@ type convPipeKey struct {
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
+	words        bool  // convolution_gemm_weights.comp's WORDS (float16 word loads)
 }
 
 // convEngine is what every kernel of the family holds: its device and
@@ -668,6 +669,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"MODE_A": uint32(k.modeA), "MODE_B": uint32(k.modeB), "MODE": uint32(k.modeA),
 		"BIAS": convBool(k.bias), "FLIP": convBool(k.flip), "MULT": uint32(k.mult),
 		"OX": uint32(k.ox), "OY": uint32(k.oy), "BIASGRAD": convBool(k.bias), "CIN": uint32(k.cin), "SPLITK": uint32(k.splitk),
+		"WORDS": convBool(k.words),
 	}
 	if k.coop {
 		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
@@ -1299,9 +1301,14 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 	if gx > int(lim.MaxComputeWorkGroupCount[0]) || gy > int(lim.MaxComputeWorkGroupCount[1]) || j.groups*splits > int(lim.MaxComputeWorkGroupCount[2]) {
 		return fmt.Errorf("%w: %s: a %dx%d weight gradient in %d groups exceeds the device's workgroup counts", ErrDeviceLimit, e.label, j.m, j.n, j.groups)
 	}
-	pl, err := e.pipeline(key)
-	if err != nil {
-		return err
+	// A float16 tile's pipeline depends on its bindings (WORDS): made
+	// per part below.
+	wordsPerPart := f16 && choice.path == convPathTiled
+	var pl *vk.Pipeline
+	if !wordsPerPart {
+		if pl, err = e.pipeline(key); err != nil {
+			return err
+		}
 	}
 	slots := parts * splits
 	scratch := 0
@@ -1369,6 +1376,17 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 			binds[2], pc.PartBase = pr, pb+uint32(p*splits*count)
 		}
 		pc.BiasBase = bBase + uint32(p*splits*channels)
+		if wordsPerPart {
+			// Word loads where both bindings grow to whole words.
+			b0, ok0 := convWords(binds[0])
+			b1, ok1 := convWords(binds[1])
+			if key.words = ok0 && ok1; key.words {
+				binds[0], binds[1] = b0, b1
+			}
+			if pl, err = e.pipeline(key); err != nil {
+				return err
+			}
+		}
 		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups * splits)}); err != nil {
 			return fmt.Errorf("%s: %w", e.label, err)
 		}
@@ -1385,6 +1403,21 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 		return e.encodeBiasGrad(cb, j, bias, part)
 	}
 	return nil
+}
+
+// convWords returns r grown to whole 32-bit words, and whether it could
+// grow so within its buffer: glsl/convolution_gemm_weights.comp reads a
+// float16 binding that does (WORDS) as the words holding its values, the
+// last word's high half included when the values end halfway. r's offset
+// is a multiple of 4 (bindings start at a storage-buffer offset
+// alignment, 4 at least).
+func convWords(r vk.BufferRange) (vk.BufferRange, bool) {
+	size := (r.Size + 3) &^ 3
+	if r.Offset%4 != 0 || size > r.Buffer.Size() || r.Offset > r.Buffer.Size()-size {
+		return r, false
+	}
+	r.Size = size
+	return r, true
 }
 
 // convReducePush is glsl/convolution_reduce.comp's push-constant block.
