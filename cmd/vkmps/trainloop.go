@@ -44,6 +44,9 @@ type trainLoop struct {
 	losses []float64
 	wait   time.Duration // host time spent waiting for the GPU
 	gpu    time.Duration // GPU time of the steps (executor with Timestamps)
+	// stepGPU is each step's GPU time (executor with Timestamps), in
+	// order.
+	stepGPU []time.Duration
 	wall   time.Duration // the steps' wall time (evaluations excluded)
 	evals  time.Duration
 }
@@ -100,6 +103,7 @@ func (l *trainLoop) run(ctx context.Context) error {
 			return err
 		}
 		l.gpu += pend.GPUTime()
+		l.stepGPU = append(l.stepGPU, pend.GPUTime())
 		v := float64(out[l.loss][0])
 		l.losses = append(l.losses, v)
 		if l.log != nil {
