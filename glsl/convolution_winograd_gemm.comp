@@ -10,17 +10,26 @@
 //     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
 //     quads along k with VEC_A (T and uBase multiples of 4); an empty
 //     split writes 0.
+// vkmps:variant t0 -DGEMM_TILE0
 #include "convolution_winograd_common.glsl"
 
 layout(std430, binding = 0) buffer Scr { float scr[]; };
 layout(std430, binding = 0) buffer Scr4 { vec4 scr4[]; };
 
 layout(local_size_x_id = 0) in;
+#ifdef GEMM_TILE0
+const uint BM = 128; // tile 0 of ops/gemm.go's gemmTiles, fixed at compile
+const uint BN = 128; // time (as convolution_gemm_weights.comp's "t0"
+const uint BK = 8;   // builds): specialized, its 8x8 block spills
+const uint TM = 8;
+const uint TN = 8;
+#else
 layout(constant_id = 1) const uint BM = 32;
 layout(constant_id = 2) const uint BN = 32;
 layout(constant_id = 3) const uint BK = 16;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
+#endif
 layout(constant_id = 12) const int MODE = 0;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;

@@ -217,8 +217,9 @@ func TestConvWeightsTile0Build(t *testing.T) {
 // The Winograd products take, on an H100, the tile the 2026-11-27 sweep
 // measured fastest (µs, forward, tiles 0..3): the 4x8 block everywhere
 // but VGG's forward, where 4x8 and 4x4 were within the sweep's noise
-// (its data gradient: 821 against 956). Never the 8x8 block, whose
-// registers spill in this shader.
+// (its data gradient: 821 against 956). Not the 8x8 block (its "t0"
+// build, the tile fixed at compile time, ran 5-30% slower than the 4x8;
+// specialized it spilled: the first column below).
 func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
 	for _, c := range []struct {
 		name    string

@@ -84,15 +84,18 @@ func (c gemmConfig) fits(lim vk.Limits) bool {
 // relative to tile 0 in convolution_gemm.comp. Measured on an H100
 // (issue 15's sweep: the 8x8 blocks reach 30 TFLOP/s there, 4x8 24, 4x4
 // 21 and, in workgroups of 64, 14; the weight-gradient shader's 8x8 block
-// runs some 15 times slower than its 4x8, its registers spilling, and so
-// does the Winograd products' (2026-11-27: 3x3 64@56 1993 us against
-// 185 on the 4x8, which beat the 4x4s on every ResNet layer)) and a model
-// for other devices.
+// runs some 15 times slower than its 4x8, its registers spilling, unless
+// built with the tile fixed at compile time; the Winograd products' 8x8
+// block, specialized, ran 10 times slower than their 4x8 and, fixed at
+// compile time ("t0" builds of both shaders), still 5-30% slower (H100,
+// 2026-11-27: 3x3 64@56 forward 1993 us specialized, 223 fixed, 185 on
+// the 4x8, which beat the 4x4s on every ResNet layer)) and a model for
+// other devices.
 var gemmTiles = [...]struct {
 	cfg  gemmConfig
 	rate [3]float64
 }{
-	{gemmConfig{128, 128, 8, 8, 8}, [3]float64{1.0, 0.066, 0.066}},
+	{gemmConfig{128, 128, 8, 8, 8}, [3]float64{1.0, 0.066, 0.70}},
 	{gemmConfig{64, 128, 8, 4, 8}, [3]float64{0.79, 0.75, 0.85}},
 	{gemmConfig{64, 64, 16, 4, 4}, [3]float64{0.70, 0.71, 0.70}},
 	{gemmConfig{32, 32, 16, 4, 4}, [3]float64{0.47, 0.42, 0.47}},
@@ -644,8 +647,9 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		return p, nil
 	}
 	sh, err := build(k.shader, k.f16)
-	if k.shader == spirv.ConvolutionGemmWeights && k.tile == 0 {
-		// Tile 0 has builds of its own, the tile fixed at compile time.
+	if (k.shader == spirv.ConvolutionGemmWeights || k.shader == spirv.ConvolutionWinogradGemm) && k.tile == 0 {
+		// Tile 0 has builds of its own, the tile fixed at compile time
+		// (the Winograd products have no float16 build).
 		v := "t0"
 		if k.f16 {
 			v = "t0f16"
