@@ -129,10 +129,10 @@
 // convolutions of stride and dilation 1 without groups (forward, data
 // gradient, transpose convolution; the weight gradient as F(3x3, 4x4)
 // over dy's 4x4 tiles), by default where both sides have 64 or more
-// channels: a quarter of the multiply-adds, at about 100 times a direct
-// sum's rounding (within the family's tolerance; winograd=0 keeps the
-// direct sums), 1.7 to 3.3 times the GEMM's speed on ResNet's 3x3 layers
-// on an H100 (convolution_winograd.go); cooperative matrices
+// channels: a quarter of the multiply-adds, at 2 to 6 times a direct
+// sum's rounding error on random data (within the family's tolerance;
+// winograd=0 keeps the direct sums), 1.4 to 3.3 times the GEMM's speed on
+// ResNet's 3x3 layers on an H100 (convolution_winograd.go); cooperative matrices
 // (VK_NV_cooperative_matrix, float16 products accumulated in float32) for
 // float16 images where the device has them: by default for other windows
 // of more than one tap with at least 128 channels on each side (about 2x
