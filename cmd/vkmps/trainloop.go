@@ -47,8 +47,8 @@ type trainLoop struct {
 	// stepGPU is each step's GPU time (executor with Timestamps), in
 	// order.
 	stepGPU []time.Duration
-	wall   time.Duration // the steps' wall time (evaluations excluded)
-	evals  time.Duration
+	wall    time.Duration // the steps' wall time (evaluations excluded)
+	evals   time.Duration
 }
 
 // stepRecord is one line of --log.
