@@ -37,6 +37,26 @@
 // convolution: 1x1 kernel, stride 1, first = 0, the region the image's
 // whole plane of a multiple of 4 pixels, the image's first value a multiple
 // of 4) loads the source as quads along n.
+//
+// Loads (gemmFetchA, gemmFetchB in convolution_gemm_fetch.glsl): every
+// value's index and whether it lies inside the operand are computed
+// first, and the value is then one load under that predicate, not a load
+// inside branches. The float16 build keeps the image's values in rb and
+// rb4 as loaded (gemm.glsl's raw registers) and makes them floats only
+// when staged, after the multiply of the slice before, so that a slice's
+// loads are in flight during that multiply: with WORDS (ops/gemm.go's
+// convWords: the image binding covers whole 32-bit words) a value is
+// loaded as the word holding it (imw; float16 storage has no 16-bit
+// registers to hold a half in) and its half is taken when staged, the
+// high one where bit r of rbHi is set; VEC_B quads are loaded as the two
+// words holding them (imq, always possible: quads are whole); without
+// WORDS each value is loaded as a half and converted at once. The
+// weights are float32: ra holds their bits. The sums are the same, in
+// the same order: results repeat bit for bit. On an H100 (float16 before
+// -> after, gpu-us): 1x1 512->2048 data gradient 291 -> 213 (float32 224
+// -> 211), stem 7x7/2 forward 347 -> 309 (float32 324 -> 300), 3x3 64@56
+// on this path 323 -> 278 (float32 316 -> 284); the 1x1 512->2048 forward
+// lost 4% (138 -> 143, float32 unchanged): bench/results/h100-2026-11-27-fetch.
 // vkmps:variant f16 -DVKMPS_F16
 #include "convolution_common.glsl"
 
@@ -47,7 +67,43 @@ layout(constant_id = 3) const uint BK = 16;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
 layout(constant_id = 28) const uint SPLITK = 0;
+layout(constant_id = 29) const bool WORDS = false; // float16: load 32-bit words (see above)
 #include "convolution_gemm_head.glsl"
+
+#ifdef VKMPS_F16
+layout(std430, binding = 0) readonly buffer ImWords { uint imw[]; };
+layout(std430, binding = 0) readonly buffer ImQuads { uvec2 imq[]; };
+
+uint rbHi; // WORDS: bit r set when value r of rb is its word's high half
+
+// Raw registers: ra holds the weights' bits; rb the word holding the
+// value (WORDS), else the float's bits; rb4 a quad's two words.
+#define GEMM_REG uint
+#define GEMM_REG_B4 uvec2
+#define CONV_GEMM_RAW
+
+float rawValue(uint v, uint r) {
+	if (!WORDS) return uintBitsToFloat(v);
+	vec2 h = unpackHalf2x16(v);
+	return ((rbHi >> r) & 1u) != 0u ? h.y : h.x;
+}
+#define GEMM_A_VALUE(r) uintBitsToFloat(ra[r])
+#define GEMM_B_VALUE(r) rawValue(rb[r], r)
+#define GEMM_B4_VALUE(r) vec4(unpackHalf2x16(rb4[r].x), unpackHalf2x16(rb4[r].y))
+
+// wtRaw, imRaw and imRaw4 return the raw registers of wt[i], of im[i]
+// (value r of rb; setting bit r of rbHi when it is its word's high half)
+// and of quad q of im4, each 0 unless ok.
+uint wtRaw(uint i, bool ok) { return ok ? floatBitsToUint(wt[i]) : 0u; }
+
+uint imRaw(uint i, bool ok, uint r) {
+	if (!WORDS) return ok ? floatBitsToUint(LOAD(im[i])) : 0u;
+	rbHi |= (i & 1u) << r;
+	return ok ? imw[i >> 1] : 0u;
+}
+
+uvec2 imRaw4(uint q, bool ok) { return ok ? imq[q] : uvec2(0u); }
+#endif
 #include "gemm.glsl"
 #include "convolution_gemm_fetch.glsl"
 

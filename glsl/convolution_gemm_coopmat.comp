@@ -7,6 +7,14 @@
 // computes the same without cooperative matrices (gemm_coopmat.glsl's
 // VKMPS_COOP_EMULATE), so that tests run this shader's logic on any
 // device.
+//
+// Its loads are convolution_gemm_fetch.glsl's: one predicated load per
+// value, of floats converted at the load (it defines no raw registers).
+// On an H100 the predicated loads (against the branches before) took
+// float16 3x3 layers of 128 to 512 channels at 28..7 pixels from 241-497
+// to 133-281 us and VGG's 3x3 128@112 data gradient from 2013 to 993,
+// but VGG's forward from 1990 to 3009-3522 in three runs of four (1202 in
+// the fourth): bench/results/h100-2026-11-27-fetch.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
 #include "convolution_common.glsl"

@@ -12,6 +12,17 @@ uint aCol;     // MODE_A 2: its row m (~0u: outside)
 uint aOff4[RA4]; // VEC_A: weight offset of quad r's row (~0u: outside)
 uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (~0u: outside)
 
+// The raw loads (see convolution_gemm.comp's header): an includer that
+// keeps loads raw (CONV_GEMM_RAW) defines wtRaw, imRaw and imRaw4 itself;
+// else they return the floats, 0 unless ok.
+#ifndef CONV_GEMM_RAW
+float wtRaw(uint i, bool ok) { return ok ? wt[i] : 0.0; }
+float imRaw(uint i, bool ok, uint r) { return ok ? LOAD(im[i]) : 0.0; }
+vec4 imRaw4(uint q, bool ok) { return ok ? LOAD4(im4[q]) : vec4(0.0); }
+#endif
+
+// gemmFetchA and gemmFetchB compute each value's index and whether it
+// lies inside the operand, then load it under that one predicate.
 void gemmFetchA(uint kt) {
 	uint t = gl_LocalInvocationID.x;
 	if (VEC_A) {
@@ -24,17 +35,21 @@ void gemmFetchA(uint kt) {
 	[[unroll]] for (uint r = 0; r < RA; r++) {
 		uvec2 p = gemmPosA(t, r);
 		uint k = kOff + kt * BK + p.y;
-		float v = 0.0;
+		bool ok = k < kLim;
+		uint i;
 		if (MODE_A == 2) {
-			if (aCol != ~0u && k < kLim) v = wt[pc.wBase + k * pc.ld + aCol];
-		} else if (aOff[r] != ~0u && k < kLim) {
-			if (MODE_A == 0) v = wt[aOff[r] + k];
+			ok = ok && aCol != ~0u;
+			i = pc.wBase + k * pc.ld + aCol;
+		} else {
+			ok = ok && aOff[r] != ~0u;
+			if (MODE_A == 0) i = aOff[r] + k;
 			else if (MODE_B == 3) {
 				uvec3 ct = phaseTap(k);
-				if (phaseTapIn(ct)) v = wt[pc.wBase + (grp * pc.cinG + ct.x) * pc.M * KHW + aOff[r] + ct.z * uint(KW) + ct.y];
-			} else v = wt[pc.wBase + (grp * pc.cinG + k / KHW) * pc.M * KHW + aOff[r] + k % KHW];
+				ok = ok && phaseTapIn(ct);
+				i = pc.wBase + (grp * pc.cinG + ct.x) * pc.M * KHW + aOff[r] + ct.z * uint(KW) + ct.y;
+			} else i = pc.wBase + (grp * pc.cinG + k / KHW) * pc.M * KHW + aOff[r] + k % KHW;
 		}
-		ra[r] = v;
+		ra[r] = wtRaw(i, ok);
 	}
 }
 
@@ -43,38 +58,40 @@ void gemmFetchB(uint kt) {
 	if (VEC_B) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			uint k = kOff + kt * BK + gemmPosB4(t, r).x;
-			rb4[r] = bOff4[r] != ~0u && k < kLim ? LOAD4(im4[(bOff4[r] + k * pc.imPlane) / 4]) : vec4(0.0);
+			rb4[r] = imRaw4((bOff4[r] + k * pc.imPlane) / 4, bOff4[r] != ~0u && k < kLim);
 		}
 		return;
 	}
+#ifdef CONV_GEMM_RAW
+	rbHi = 0u;
+#endif
 	[[unroll]] for (uint r = 0; r < RB; r++) {
 		uvec2 p = gemmPosB(t, r);
 		uint k = kOff + kt * BK + p.x;
-		float v = 0.0;
+		bool ok = k < kLim;
+		uint i;
 		if (MODE_B == 2) {
-			if (bOff[r] != ~0u && k < kLim) v = LOAD(im[bOff[r] + k]);
-		} else if (bIn && k < kLim) {
+			ok = ok && bOff[r] != ~0u;
+			i = bOff[r] + k;
+		} else {
 			uint c = k / KHW;
-			ivec2 tap = convTap(k % KHW);
 			ivec2 q;
-			bool ok;
-			if (MODE_B == 0) {
-				q = bPos + tap;
-				ok = true;
-			} else if (MODE_B == 3) {
+			ok = ok && bIn;
+			if (MODE_B == 0) q = bPos + convTap(k % KHW);
+			else if (MODE_B == 3) {
 				uvec3 ct = phaseTap(k);
 				c = ct.x;
-				q = (bPos - ivec2(ct.yz)) / ivec2(SX, SY); // exact: the phase's taps
-				ok = phaseTapIn(ct);
+				q = (bPos - ivec2(ct.yz)) / ivec2(SX, SY); // exact where the tap is the phase's
+				ok = ok && phaseTapIn(ct);
 			} else {
-				ivec2 d = bPos - tap;
+				ivec2 d = bPos - convTap(k % KHW);
 				q = d / ivec2(SX, SY);
-				ok = d.x >= 0 && d.y >= 0 && d.x % SX == 0 && d.y % SY == 0;
+				ok = ok && d.x >= 0 && d.y >= 0 && uint(d.x) % uint(SX) == 0u && uint(d.y) % uint(SY) == 0u;
 			}
-			if (ok && uint(q.x) < uint(pc.inSize.x) && uint(q.y) < uint(pc.inSize.y))
-				v = LOAD(im[bBase + c * pc.imPlane + uint(pc.inOrigin.y + q.y) * pc.inStride + uint(pc.inOrigin.x + q.x)]);
+			ok = ok && uint(q.x) < uint(pc.inSize.x) && uint(q.y) < uint(pc.inSize.y);
+			i = bBase + c * pc.imPlane + uint(pc.inOrigin.y + q.y) * pc.inStride + uint(pc.inOrigin.x + q.x);
 		}
-		rb[r] = v;
+		rb[r] = imRaw(i, ok, r);
 	}
 }
 
@@ -107,6 +124,8 @@ bool gemmSetup(uint g, uint t) {
 	}
 	uint bn = tileN0 + gemmPosB(t, 0).y;
 	bIn = bn < nAll;
+	bBase = 0u; // indices computed outside the matrix, never loaded
+	bPos = ivec2(0);
 	if (MODE_B != 2 && bIn) {
 		uvec3 px = pixelOf(bn);
 		bBase = pc.imBase + px.z * pc.imBatch + g * pc.cinG * pc.imPlane;

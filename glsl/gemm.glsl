@@ -39,7 +39,8 @@
 // Raw registers: an includer may keep in ra[] and rb[] what its loads
 // return, not yet converted to float (type GEMM_REG, see gemm_layout.glsl),
 // and define GEMM_A_VALUE(r) and GEMM_B_VALUE(r), the float of value r
-// of ra and rb; gemmStage converts then, after gemmMultiply, so that no
+// of ra and rb, and GEMM_B4_VALUE(r), the vec4 of quad r of rb4 (type
+// GEMM_REG_B4); gemmStage converts then, after gemmMultiply, so that no
 // conversion waits on a load in flight before the multiply.
 //
 // Row sums: an includer that defines GEMM_ROWSUM (and does not use VEC_A)
@@ -52,6 +53,9 @@
 #ifndef GEMM_A_VALUE
 #define GEMM_A_VALUE(r) ra[r]
 #define GEMM_B_VALUE(r) rb[r]
+#endif
+#ifndef GEMM_B4_VALUE
+#define GEMM_B4_VALUE(r) rb4[r]
 #endif
 
 const uint GEMM_WM = BM / TM;             // invocations along m
@@ -100,7 +104,7 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
-			gemmB[((buf * BK + p.x) * SB + p.y) / 4] = rb4[r];
+			gemmB[((buf * BK + p.x) * SB + p.y) / 4] = GEMM_B4_VALUE(r);
 		}
 	} else {
 		[[unroll]] for (uint r = 0; r < RB; r++) {

@@ -11,15 +11,19 @@ const uint QB = BK * BN / 4;              // quads of a B slice
 const uint RA4 = (QA + GEMM_T - 1) / GEMM_T;
 const uint RB4 = (QB + GEMM_T - 1) / GEMM_T;
 
-// GEMM_REG is the type of ra and rb: float unless the includer defines it
-// (with gemm.glsl's GEMM_A_VALUE and GEMM_B_VALUE) to hold loads raw.
+// GEMM_REG is the type of ra and rb, GEMM_REG_B4 that of rb4: float and
+// vec4 unless the includer defines them (with gemm.glsl's GEMM_A_VALUE,
+// GEMM_B_VALUE, GEMM_B4_VALUE) to hold loads raw.
 #ifndef GEMM_REG
 #define GEMM_REG float
+#endif
+#ifndef GEMM_REG_B4
+#define GEMM_REG_B4 vec4
 #endif
 GEMM_REG ra[RA];
 GEMM_REG rb[RB];
 vec4 ra4[RA4];
-vec4 rb4[RB4];
+GEMM_REG_B4 rb4[RB4];
 
 // gemmPosA returns the slice position (m, k) of value r of invocation t.
 uvec2 gemmPosA(uint t, uint r) {

@@ -26,6 +26,29 @@ func ConvWeightsWordLoads(k any) (words, halves bool) {
 	return words, halves
 }
 
+// ConvImageWordLoads reports whether the family kernel k has made tiled
+// float16 image-GEMM pipelines (convolution_gemm.comp) that load their
+// source value by value as 32-bit words (words), as halves (halves), and
+// as quads (quads: VEC_B).
+func ConvImageWordLoads(k any) (words, halves, quads bool) {
+	e, ok := k.(interface{ engine() *convEngine })
+	if !ok {
+		return false, false, false
+	}
+	for key := range e.engine().pipes {
+		if key.shader != spirv.ConvolutionGemm || !key.f16 || key.tile < 0 || key.splitk == 2 {
+			continue
+		}
+		if key.vecB {
+			quads = true
+		} else {
+			words = words || key.words
+			halves = halves || !key.words
+		}
+	}
+	return words, halves, quads
+}
+
 // ConvTileCount is the number of GEMM tile shapes shipped.
 func ConvTileCount() int { return len(gemmTiles) }
 

@@ -555,7 +555,7 @@ type convPipeKey struct {
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
-	words        bool  // convolution_gemm_weights.comp's WORDS (float16 word loads)
+	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
 }
 
 // convEngine is what every kernel of the family holds: its device and
@@ -958,9 +958,14 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 	}
 	e.last = choice.path
-	pl, err := e.pipeline(key)
-	if err != nil {
-		return err
+	// A float16 tile's pipeline depends on its source binding (WORDS,
+	// for the values it loads one by one): made per part below.
+	wordsPerPart := f16 && choice.path == convPathTiled && !key.vecB
+	var pl *vk.Pipeline
+	if !wordsPerPart {
+		if pl, err = e.pipeline(key); err != nil {
+			return err
+		}
 	}
 	spans := [2]span{j.in.span(), j.out.span()}
 	chans := [2]int{j.in.spanChannels(), j.out.spanChannels()}
@@ -1013,6 +1018,17 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	return convBatches(lim, spans[:], chans[:], j.batches, func(n, nb int) error {
 		binds[0], pc.ImBase = spans[0].bind(align, n, 0, nb, chans[0])
 		binds[4], pc.DstBase = spans[1].bind(align, n, 0, nb, chans[1])
+		if wordsPerPart {
+			// Word loads where the source binding grows to whole words.
+			var err error
+			b0, ok := convWords(binds[0])
+			if key.words = ok; ok {
+				binds[0] = b0
+			}
+			if pl, err = e.pipeline(key); err != nil {
+				return err
+			}
+		}
 		pc.N = uint32(nb * pixels)
 		cols := nb * gridCols
 		var bn, gy int
@@ -1410,9 +1426,10 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 }
 
 // convWords returns r grown to whole 32-bit words, and whether it could
-// grow so within its buffer: glsl/convolution_gemm_weights.comp reads a
-// float16 binding that does (WORDS) as the words holding its values, the
-// last word's high half included when the values end halfway. r's offset
+// grow so within its buffer: glsl/convolution_gemm_weights.comp and
+// glsl/convolution_gemm.comp read a float16 binding that does (WORDS) as
+// the words holding its values, the last word's high half included when
+// the values end halfway. r's offset
 // is a multiple of 4 (bindings start at a storage-buffer offset
 // alignment, 4 at least).
 func convWords(r vk.BufferRange) (vk.BufferRange, bool) {
