@@ -35,23 +35,37 @@ func convSub(t ref.Tensor[float64], n0, n, c0, c int) ref.Tensor[float64] {
 // into the channels and batch images the forward read (the rest 0) and
 // the weight and bias gradients into the state's images.
 func TestConvolutionGradientWithState(t *testing.T) {
+	slopes := []float32{0.1, -0.3, 0.25, 0.5, -0.1}
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 2, InputFeatureChannels: 4, OutputFeatureChannels: 5, Groups: 1,
+		StrideX: 1, StrideY: 2, DilationX: 2, DilationY: 1, Neuron: ops.NeuronDescriptor{Type: ops.NeuronPReLU, PReLU: slopes}}
+	t.Run("gemm", func(t *testing.T) { convCheckWithState(t, d, ops.ConvolutionTuning{}) })
+	// Winograd's passes over the same regions: a 3x3 stride-1 window.
+	d.KernelHeight, d.StrideY, d.DilationX = 3, 1, 1
+	t.Run("winograd", func(t *testing.T) { convCheckWithState(t, d, ops.ConvolutionTuning{Winograd: true}) })
+}
+
+// convCheckWithState runs d forward with a state (source and destination
+// channel offsets, a batch offset, a fused PReLU) and its gradient from
+// the state under tuning tu, against the reference; then the gradient
+// options.
+func convCheckWithState(t *testing.T, d ops.ConvolutionDescriptor, tu ops.ConvolutionTuning) {
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(11))
-	const n, in, out, h, w = 3, 4, 5, 7, 6
-	slopes := []float32{0.1, -0.3, 0.25, 0.5, -0.1}
-	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 2, InputFeatureChannels: in, OutputFeatureChannels: out, Groups: 1,
-		StrideX: 1, StrideY: 2, DilationX: 2, DilationY: 1, Neuron: ops.NeuronDescriptor{Type: ops.NeuronPReLU, PReLU: slopes}}
+	const n, h, w = 3, 7, 6
+	in, out, kw, kh := d.InputFeatureChannels, d.OutputFeatureChannels, d.KernelWidth, d.KernelHeight
 	k, err := ops.NewConvolution(dev, d)
 	require.NoError(t, err)
 	defer k.Close()
+	require.NoError(t, k.SetTuning(tu))
 	gk, err := ops.NewConvolutionGradient(dev, d)
 	require.NoError(t, err)
 	defer gk.Close()
+	require.NoError(t, gk.SetTuning(tu))
 	x := randomData(r, n*(in+2)*h*w)
-	wv := randomData(r, out*in*2*3)
+	wv := randomData(r, out*in*kh*kw)
 	bv := randomData(r, out)
 	src := newImage(t, dev, padding.Descriptor{N: n, C: in + 2, H: h, W: w}, x)
-	wt := newImage(t, dev, padding.Descriptor{N: out, C: in, H: 2, W: 3}, wv)
+	wt := newImage(t, dev, padding.Descriptor{N: out, C: in, H: kh, W: kw}, wv)
 	b := newImage(t, dev, padding.Descriptor{N: 1, C: out, H: 1, W: 1}, bv)
 	k.SourceFeatureChannelOffset, k.DestinationFeatureChannelOffset, k.Offset.Z = 1, 2, 1
 	pads := padding.Pads{Top: 1, Left: 2, Bottom: 0, Right: 1}
@@ -77,9 +91,10 @@ func TestConvolutionGradientWithState(t *testing.T) {
 	}))
 	defer dx.Close()
 
-	g := ref.Conv{KernelW: 3, KernelH: 2, StrideX: 1, StrideY: 2, DilationX: 2, DilationY: 1, Groups: 1, PadTop: 1, PadLeft: 2}
+	g := ref.Conv{KernelW: kw, KernelH: kh, StrideX: d.StrideX, StrideY: d.StrideY, DilationX: d.DilationX, DilationY: d.DilationY,
+		Groups: 1, PadTop: 1, PadLeft: 2}
 	x64 := convSub(conv64(t, n, in+2, h, w, x), 1, n-1, 1, in)
-	w64 := conv64(t, out, in, 2, 3, wv)
+	w64 := conv64(t, out, in, kh, kw, wv)
 	b64 := conv64(t, 1, out, 1, 1, bv).Data
 	z := ref.NewTensor[float64](n-1, out, oh, ow)
 	require.NoError(t, ref.ConvForward(g, x64, w64, b64, &z))
@@ -93,7 +108,7 @@ func TestConvolutionGradientWithState(t *testing.T) {
 	gotY, err := dst.Read(context.Background())
 	require.NoError(t, err)
 	gotSub := convSub(conv64(t, n-1, 2+out, oh, ow, gotY), 0, n-1, 2, out)
-	require.NoError(t, convCompare(convF32(gotSub.Data), y.Data, mag.Data, in*6, 1, false))
+	require.NoError(t, convCompare(convF32(gotSub.Data), y.Data, mag.Data, in*kh*kw, 1, false))
 
 	dy64 := convSub(conv64(t, n-1, 2+out, oh, ow, dyv), 0, n-1, 2, out)
 	dz := ref.NewTensor[float64](n-1, out, oh, ow)
@@ -111,10 +126,10 @@ func TestConvolutionGradientWithState(t *testing.T) {
 			require.Zero(t, v, "dx value %d, outside what the forward read", i)
 		}
 	}
-	require.NoError(t, convCompare(convF32(convSub(gdx, 1, n-1, 1, in).Data), rdx.Data, mdx.Data, out*6, 1, false))
+	require.NoError(t, convCompare(convF32(convSub(gdx, 1, n-1, 1, in).Data), rdx.Data, mdx.Data, out*kh*kw, 1, false))
 
-	rdw := ref.NewTensor[float64](out, in, 2, 3)
-	mdw := ref.NewTensor[float64](out, in, 2, 3)
+	rdw := ref.NewTensor[float64](out, in, kh, kw)
+	mdw := ref.NewTensor[float64](out, in, kh, kw)
 	rdb, mdb := make([]float64, out), make([]float64, out)
 	require.NoError(t, ref.ConvGradWeights(g, x64, dz, &rdw, rdb))
 	require.NoError(t, ref.ConvGradWeights(g, ref.Abs(x64), ref.Abs(dz), &mdw, mdb))
@@ -144,6 +159,12 @@ func TestConvolutionGradientWithState(t *testing.T) {
 	gdw2, _, err := st.ReadGradients(context.Background())
 	require.NoError(t, err)
 	require.True(t, sameBits(gdw2, gdw), "weights-only dW repeats bit for bit")
+	if tu.Winograd {
+		for _, kk := range []any{k, gk} {
+			require.Equal(t, "winograd", ops.ConvLastPath(kk))
+		}
+		require.Equal(t, "winograd", ops.ConvLastWeightsPath(gk))
+	}
 }
 
 func convF32(d []float64) []float32 {
