@@ -116,8 +116,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 	}
 	lim := e.dev.Limits()
 	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
-	align := int(max(lim.MinStorageBufferOffsetAlignment, 16) / 4)
-	up := func(n int) int { return (n + align - 1) / align * align }
+	up, room := winogradScratchLayout(lim)
 	layout := func(nb int) int {
 		tiles := nb * p.tx * p.ty
 		p.uOff, p.vOff = 0, up(winogradTaps*j.cinG*j.m)
@@ -125,8 +124,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		p.total = p.xOff + winogradTaps*j.m*tiles
 		return p.total
 	}
-	room := min(uint64(winogradScratchMax), lim.MaxStorageBufferRange-uint64(4*align)) / 4
-	p.part = largest(j.batches, func(nb int) bool { return uint64(layout(nb)) <= room })
+	p.part = largest(j.batches, func(nb int) bool { return layout(nb) <= room })
 	if p.part == 0 {
 		return convWinogradPlan{}, false
 	}
@@ -297,9 +295,7 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	lim := e.dev.Limits()
 	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
-	align := int(max(lim.MinStorageBufferOffsetAlignment, 16) / 4)
-	up := func(n int) int { return (n + align - 1) / align * align }
-	room := int(min(uint64(winogradScratchMax), lim.MaxStorageBufferRange-uint64(4*align)) / 4)
+	up, room := winogradScratchLayout(lim)
 	perPart := func(b int) int {
 		tiles := b * p.tx * p.ty
 		return up(winogradTaps*j.m*tiles) + up(winogradTaps*j.cinG*tiles)
@@ -429,6 +425,17 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		return e.encodeBiasGrad(cb, j, p.bias, scr)
 	}
 	return nil
+}
+
+// winogradScratchLayout returns how the Winograd passes lay out their
+// scratch on a device of limits lim: up rounds a count of floats up to
+// the storage-buffer offset alignment (each region starts on one), and
+// room is the floats one part of the batch may use, winogradScratchMax
+// bytes within the storage-buffer range.
+func winogradScratchLayout(lim vk.Limits) (up func(n int) int, room int) {
+	align := int(max(lim.MinStorageBufferOffsetAlignment, 16) / 4)
+	up = func(n int) int { return (n + align - 1) / align * align }
+	return up, int(min(uint64(winogradScratchMax), lim.MaxStorageBufferRange-uint64(4*align)) / 4)
 }
 
 // winogradScratch returns the engine's scratch grown to n floats and the
