@@ -151,31 +151,44 @@ func TestConvolutionWinogradDefault(t *testing.T) {
 	}
 }
 
-// Batches through in parts (the scratch bounded so that the forward and
-// data gradient take two batch images a part, the weight gradient one),
-// weight gradients over split tiles (splits=3 asks, whole 16-deep
-// slices make it 2) whose partial sums, and
-// the parts', add up; tile counts that are not a multiple of 4 (the
-// products' plain loads).
+// Batches through in parts under a bounded scratch, weight gradients
+// over split tiles whose partial sums, and the parts', add up; tile
+// counts that are not a multiple of 4 (the products' plain loads), and
+// a last part whose count is not while the others' are.
 func TestConvolutionWinogradParts(t *testing.T) {
 	dev := vktest.Open(t)
-	r := rand.New(rand.NewSource(13))
-	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
-		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 3, h: 26, w: 27,
-		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
-	// Floats, in 64-float blocks, 49 tiles an image: the forward's U 1088,
-	// V 10624 and X 8832 an image, 39936 for two; the weight gradient's D
-	// and V 19456 an image (at most half the room), 38848 for two.
-	defer ops.SetWinogradScratchMax(4 * 40000)()
-	tu := ops.ConvolutionTuning{Winograd: true, Splits: 3}
-	var kernels []any
-	convRunCase(t, dev, c, r, false, func(k any) {
-		require.NoError(t, k.(interface {
-			SetTuning(ops.ConvolutionTuning) error
-		}).SetTuning(tu))
-		kernels = append(kernels, k)
-	})
-	winogradTook(t, kernels, c)
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	pads := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	for _, tc := range []struct {
+		name    string
+		c       convCase
+		scratch int // bytes
+	}{
+		// Floats, in 64-float blocks, 49 tiles an image: the forward's U
+		// 1088, V 10624 and X 8832 an image, 39936 for two (two parts);
+		// the weight gradient's D and V 19456 an image (at most half the
+		// room), 38848 for two (three parts of one image), over splits
+		// (splits=3 asks, whole 16-deep slices make it 2).
+		{"splits", convCase{d: d, n: 3, h: 26, w: 27, pads: pads, bias: true}, 4 * 40000},
+		// 6 tiles an image: the weight gradient's D and V 4800 for two
+		// images, 7168 for three: parts of 12 tiles (quad loads) and 6.
+		{"last part", convCase{d: d, n: 3, h: 5, w: 9, pads: pads, bias: true}, 4 * 10000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer ops.SetWinogradScratchMax(tc.scratch)()
+			r := rand.New(rand.NewSource(13))
+			tu := ops.ConvolutionTuning{Winograd: true, Splits: 3}
+			var kernels []any
+			convRunCase(t, dev, tc.c, r, false, func(k any) {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(tu))
+				kernels = append(kernels, k)
+			})
+			winogradTook(t, kernels, tc.c)
+		})
+	}
 }
 
 // Winograd's rounding against the direct sums' on random data, forward,
