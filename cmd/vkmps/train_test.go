@@ -51,6 +51,34 @@ func TestTrainMNISTLearns(t *testing.T) {
 	require.Contains(t, r.stdout, "--load")
 }
 
+// train synthetic times steps of a model on random data and appends one
+// JSON line: the step count, the time per step, and each timed step's GPU
+// time (positive where the device has timestamps, which the profiled
+// step's table then shows).
+func TestTrainSynthetic(t *testing.T) {
+	requireVulkan(t)
+	out := filepath.Join(t.TempDir(), "steps.jsonl")
+	r := mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
+		"--input", "labels=10,1,1", "--steps", "3", "--json", out)
+	require.Contains(t, r.stdout, "per training step (1 submissions each)")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var rec struct {
+		Steps      int       `json:"steps"`
+		MsPerStep  float64   `json:"ms_per_step"`
+		GPUMsSteps []float64 `json:"gpu_ms_steps"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rec), string(b))
+	require.Equal(t, 3, rec.Steps)
+	require.Positive(t, rec.MsPerStep)
+	require.Len(t, rec.GPUMsSteps, 3)
+	if strings.Contains(r.stdout, "GPU time of one profiled step") {
+		for _, ms := range rec.GPUMsSteps {
+			require.Positive(t, ms, string(b))
+		}
+	}
+}
+
 // Bad flags of train mnist and train synthetic are one-line errors.
 func TestTrainBadInput(t *testing.T) {
 	for _, c := range []struct {
