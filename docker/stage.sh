@@ -9,8 +9,9 @@
 #   opt/vkmps/<pkg dir>/testdata/          that package's testdata, symlinks resolved
 #   opt/vkmps/go.mod, go.sum, **/*.go      the module's sources, for the tests that read
 #   opt/vkmps/glsl/*                       them (the validation audit of vk/vktest, the
-#                                          environment audit of vk/vktest/importrules,
-#                                          ops's check of the shaders' fixed tile)
+#   opt/vkmps/cmd/vkmps/models/*           environment audit of vk/vktest/importrules,
+#                                          ops's check of the shaders' fixed tile, the
+#                                          command's tests that run the shipped models)
 #   opt/vkmps/.go-list-deps.txt            `go list -deps` of every package, which
 #                                          vk/vktest/importrules reads where there is no
 #                                          go command (its ListFormat)
@@ -72,9 +73,9 @@ done
 
 # The sources and the module files, for the tests that read them.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum 'glsl/*'
+	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum 'glsl/*' 'cmd/vkmps/models/*'
 else
-	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum -o -path './glsl/*' \) -type f -print
+	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum -o -path './glsl/*' -o -path './cmd/vkmps/models/*' \) -type f -print
 fi | while IFS= read -r f; do
 	[ -f "$f" ] || continue # deleted in the work tree
 	mkdir -p "$tree/$(dirname "$f")"
