@@ -29,6 +29,29 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
 
+// Half scratch (WINO_HALF: the builds around the products on cooperative
+// matrices, convolution_winograd_coopmat.comp): U and V are stored as
+// halves, U times WINO_HALF_SCALE and V divided by it, so that their
+// products, and X, are unchanged (a power of two: exact but for halves'
+// range). B^T's rows scale a block's values by up to 10 per axis, 100 in
+// all; dividing by 16 keeps V within a half's range wherever the source
+// stays under about 10000, and U (the weights, scaled by G's rows of sums
+// up to 1) times 16 below it wherever the weights stay under 4000.
+// The scratch's bases (uBase, vBase, xBase) count float32 slots in every
+// build: a half build's U and V start at half 2*base.
+#ifdef WINO_HALF
+#extension GL_EXT_shader_16bit_storage : require
+#define SCR_ELEM float16_t
+#define SCR_STORE(v) float16_t(v)
+const float WINO_HALF_SCALE = 16.0;
+const uint SCR_PER_SLOT = 2u; // scratch elements per float32 slot
+#else
+#define SCR_ELEM float
+#define SCR_STORE(v) (v)
+const float WINO_HALF_SCALE = 1.0;
+const uint SCR_PER_SLOT = 1u;
+#endif
+
 // Weight gradients (dW of such a convolution) run the transposed
 // algorithm, F(3x3, 4x4): per tile t of dy (its 4x4 blocks, the source's
 // 6x6 block from first + 4*(tx, ty) as above),

@@ -2,12 +2,15 @@
 // The Winograd source transform (see convolution_winograd_common.glsl):
 // one invocation per (tile t, channel c), x along t, y along c:
 // V[xi][c][t] = (B^T d B)[i][j], d the 6x6 source block of tile t, 0
-// outside the source region.
+// outside the source region. The "f16half" build (WINO_HALF, the
+// products on cooperative matrices) stores V divided by WINO_HALF_SCALE as
+// halves (see convolution_winograd_common.glsl).
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant f16half -DVKMPS_F16 -DWINO_HALF
 #include "convolution_winograd_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
-layout(std430, binding = 1) writeonly buffer Scr { float scr[]; };
+layout(std430, binding = 1) writeonly buffer Scr { SCR_ELEM scr[]; };
 
 layout(local_size_x = 64) in;
 
@@ -46,10 +49,10 @@ void main() {
 		bt(d[0][x], d[1][x], d[2][x], d[3][x], d[4][x], d[5][x], col);
 		[[unroll]] for (int i = 0; i < 6; i++) h[i][x] = col[i];
 	}
-	uint at = pc.vBase + c * pc.T + t, step = pc.C * pc.T;
+	uint at = SCR_PER_SLOT * pc.vBase + c * pc.T + t, step = pc.C * pc.T;
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		float v[6];
 		bt(h[i][0], h[i][1], h[i][2], h[i][3], h[i][4], h[i][5], v);
-		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = v[j];
+		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = SCR_STORE(v[j] / WINO_HALF_SCALE);
 	}
 }

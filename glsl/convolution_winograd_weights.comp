@@ -2,10 +2,14 @@
 // The Winograd weight transform (see convolution_winograd_common.glsl):
 // one invocation per (m, c), x along m, y along c:
 // U[xi][c][m] = (G g G^T)[i][j].
+// The "half" build (WINO_HALF, the products on cooperative matrices)
+// stores U times WINO_HALF_SCALE as halves (see
+// convolution_winograd_common.glsl).
+// vkmps:variant half -DWINO_HALF
 #include "convolution_winograd_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Wt { float wt[]; };
-layout(std430, binding = 1) writeonly buffer Scr { float scr[]; };
+layout(std430, binding = 1) writeonly buffer Scr { SCR_ELEM scr[]; };
 
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const bool FLIP = false;
@@ -32,7 +36,7 @@ void main() {
 		h[5][k] = g2;
 	}
 	// (G g) G^T: row by row.
-	uint at = pc.uBase + c * pc.M + m, step = pc.C * pc.M;
+	uint at = SCR_PER_SLOT * pc.uBase + c * pc.M + m, step = pc.C * pc.M;
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		float g0 = h[i][0], g1 = h[i][1], g2 = h[i][2];
 		float u[6];
@@ -42,6 +46,6 @@ void main() {
 		u[3] = g0 / 24.0 + g1 / 12.0 + g2 / 6.0;
 		u[4] = g0 / 24.0 - g1 / 12.0 + g2 / 6.0;
 		u[5] = g2;
-		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = u[j];
+		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = SCR_STORE(u[j] * WINO_HALF_SCALE);
 	}
 }

@@ -64,8 +64,11 @@ func ConvTileName(i int) string { return gemmTiles[i].cfg.String() }
 // "small" (the
 // data gradient's gather kernel for few input channels where the shape
 // allows, else as chosen), "winograd" (Winograd F(4x4, 3x3) where the
-// shape allows, its products on tile tile, else as chosen) or "" to
-// choose again. It reports false for a
+// shape allows, its products on tile tile, else as chosen),
+// "winograd-coopmat" and "winograd-coopmat-emulated" (Winograd with its
+// products on cooperative-matrix tile tile, or its emulated build, for
+// float16 images; float32 images run "winograd" with the model's tile)
+// or "" to choose again. It reports false for a
 // kernel of another family, a tile the device cannot run, or cooperative
 // matrices on a device without them.
 func ConvForcePath(k any, path string, tile int) bool {
@@ -99,6 +102,12 @@ func ConvForcePath(k any, path string, tile int) bool {
 			return false
 		}
 		eng.force = &convChoice{path: convPathWinograd, tile: tile}
+	case "winograd-coopmat", "winograd-coopmat-emulated":
+		c := convChoice{path: convPathWinogradCoop, ctile: tile, emu: path == "winograd-coopmat-emulated"}
+		if !convCoopRuns(eng.dev.Limits(), c) {
+			return false
+		}
+		eng.force = &c
 	default:
 		return false
 	}
@@ -126,7 +135,7 @@ func ConvCoopTileOn(lim vk.Limits, i int, emu bool) string {
 
 // ConvLastPath names the path of the last GEMM whose result is an image
 // that a family kernel encoded ("tiled", "direct", "depthwise",
-// "coopmat", "small", "winograd").
+// "coopmat", "small", "winograd", "winograd-coopmat").
 func ConvLastPath(k any) string {
 	return k.(interface{ engine() *convEngine }).engine().last.String()
 }

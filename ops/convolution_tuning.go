@@ -86,9 +86,12 @@ type ConvolutionTuning struct {
 	// 1 without groups, and the data gradients and transpose convolutions
 	// of such, runs as Winograd F(4x4, 3x3) (see ops/doc.go), also where
 	// the kernel would not choose it; its products take tile Tile when
-	// Path is ConvolutionPathTiled, else the kernel's choice. By default
+	// Path is ConvolutionPathTiled, cooperative-matrix tile CoopTile for
+	// float16 images when Path is ConvolutionPathCoopMat (U and V rounded
+	// to halves: about 15 times the direct sums' rounding, see
+	// ops/convolution_winograd.go), else the kernel's choice. By default
 	// they do when both sides have 64 or more channels and no Path is
-	// forced.
+	// forced, on float32 products.
 	Winograd bool
 	// NoWinograd (winograd=0): no Winograd; the GEMMs sum the products
 	// directly.

@@ -30,6 +30,20 @@ import (
 // Float16 images are loaded and stored as halves; every transform and
 // product is float32.
 //
+// Under the tuning winograd=1 with coopmat=1 or cooptile=N, float16
+// images' products run on cooperative matrices instead
+// (glsl/convolution_winograd_coopmat.comp, tensor cores where the device
+// has VK_NV_cooperative_matrix): U and V are stored as halves (U scaled
+// up by 16 and V down, exactly, so that V stays within a half's range
+// wherever the source stays under about 10000), the products accumulate
+// in float32, X stays float32. That halves the scratch the transforms
+// write and read, but rounds U and V to halves before the products: a
+// relative RMS error of about 3.5e-3 on random data, where the direct
+// sums' is their result's rounding to half, 2e-4 (a float64 simulation
+// agrees: 3e-3 for any channel count; the worst value up to 24 halves'
+// roundings of the products' magnitude with 3 channels, 2.3 with 256).
+// The weight gradients keep the float32 products.
+//
 // Accuracy: the transforms scale values by up to 10 per axis (B^T's
 // rows) before rounding, so results carry several times the rounding of
 // a direct sum: on random data a relative RMS error of 1.2e-6 to 3.3e-6
@@ -97,7 +111,13 @@ type convWinogradPlan struct {
 	tile   int
 	tx, ty int // tiles per output row and column
 	part   int // batch images per part
-	// Scratch layout, in floats: U, V, X from uOff, vOff, xOff; total.
+	// coop: the products on cooperative-matrix tile ctile (its emulated
+	// build when emu), U and V stored as halves.
+	coop  bool
+	ctile int
+	emu   bool
+	// Scratch layout, in float32 slots: U, V, X from uOff, vOff, xOff;
+	// total.
 	uOff, vOff, xOff, total int
 }
 
@@ -116,11 +136,18 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 	}
 	lim := e.dev.Limits()
 	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
+	if c, ok := e.winogradCoop(j.out.im.format == Float16); ok {
+		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
+	}
 	up, room := winogradScratchLayout(lim)
+	per := 1 // U and V values per float32 slot
+	if p.coop {
+		per = 2
+	}
 	layout := func(nb int) int {
 		tiles := nb * p.tx * p.ty
-		p.uOff, p.vOff = 0, up(winogradTaps*j.cinG*j.m)
-		p.xOff = p.vOff + up(winogradTaps*j.cinG*tiles)
+		p.uOff, p.vOff = 0, up((winogradTaps*j.cinG*j.m+per-1)/per)
+		p.xOff = p.vOff + up((winogradTaps*j.cinG*tiles+per-1)/per)
 		p.total = p.xOff + winogradTaps*j.m*tiles
 		return p.total
 	}
@@ -129,12 +156,36 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		return convWinogradPlan{}, false
 	}
 	layout(p.part)
+	if p.coop {
+		return p, true
+	}
 	c := gemmBest(lim, e.tune, gemmWinograd, j.m, p.part*p.tx*p.ty, j.cinG, winogradTaps, 1, false, only)
 	if c.path != convPathTiled {
 		return convWinogradPlan{}, false
 	}
 	p.tile = c.tile
 	return p, true
+}
+
+// winogradCoop returns the cooperative-matrix tile of the products of a
+// Winograd convolution of float16 images (f16), and whether they run on
+// cooperative matrices: where the tuning forces both Winograd and
+// cooperative matrices (winograd=1,coopmat=1 or cooptile=N: tile
+// CoopTile) and the device runs the tile; a test's force decides first.
+// Not a default: the halves' products round 15 times more than the direct
+// sums (ops/doc.go), and their speed is not measured on a real GPU yet.
+func (e *convEngine) winogradCoop(f16 bool) (convChoice, bool) {
+	lim := e.dev.Limits()
+	if e.force != nil {
+		c := *e.force
+		return c, c.path == convPathWinogradCoop && f16 && convCoopRuns(lim, c)
+	}
+	t := e.tune
+	if !f16 || !t.Winograd || t.Path != ConvolutionPathCoopMat {
+		return convChoice{}, false
+	}
+	c := convChoice{path: convPathWinogradCoop, ctile: t.CoopTile}
+	return c, convCoopRuns(lim, c)
 }
 
 // encodeWinograd records j as plan p (see winograd).
@@ -167,10 +218,20 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 		// -first - 2.
 		first = [2]int{-j.firstX - 2, -j.firstY - 2}
 	}
-	cfg := gemmTiles[p.tile].cfg
-	uk := convPipeKey{shader: spirv.ConvolutionWinogradWeights, tile: -1, flip: p.flip}
-	ik := convPipeKey{shader: spirv.ConvolutionWinogradInput, f16: f16, tile: -1}
-	gk := convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(cfg.threads())}
+	// The products' workgroups: bm x bn outputs, threads invocations.
+	bm, bn, threads := gemmTiles[p.tile].cfg.bm, gemmTiles[p.tile].cfg.bn, gemmTiles[p.tile].cfg.threads()
+	uk := convPipeKey{shader: spirv.ConvolutionWinogradWeights, tile: -1, flip: p.flip, half: p.coop}
+	ik := convPipeKey{shader: spirv.ConvolutionWinogradInput, f16: f16, tile: -1, half: p.coop}
+	gk := convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(threads)}
+	per := 1 // U and V values per float32 slot
+	e.last = convPathWinograd
+	if p.coop {
+		c := convChoice{ctile: p.ctile, emu: p.emu}.coopTile(lim)
+		bm, bn, threads = c.bm, c.bn, c.threads()
+		gk = convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, tile: -1, local: int32(threads), coop: true, ctile: int8(p.ctile), emu: p.emu}
+		per = 2
+		e.last = convPathWinogradCoop
+	}
 	ok2 := convPipeKey{shader: spirv.ConvolutionWinogradOutput, f16: f16, tile: -1, bias: j.bias != nil, neuron: neuron}
 	var pls [4]*vk.Pipeline
 	for i, k := range []convPipeKey{uk, ik, gk, ok2} {
@@ -178,7 +239,6 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 			return err
 		}
 	}
-	e.last = convPathWinograd
 	pc := convWinogradPush{
 		InW: int32(j.in.w), InH: int32(j.in.h), InX0: int32(j.in.x0), InY0: int32(j.in.y0),
 		FirstX: int32(first[0]), FirstY: int32(first[1]),
@@ -194,7 +254,7 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 	// The weights once, for every part.
 	uSize := winogradTaps * j.cinG * j.m
 	pc.UBase, pc.T = 0, 0
-	binds[0], binds[1] = wr, winogradPart(scr, whole, p.uOff, uSize)
+	binds[0], binds[1] = wr, winogradPart(scr, whole, p.uOff, (uSize+per-1)/per)
 	if err := e.winogradDispatch(cb, pls[0], binds[:2], push,
 		[3]uint32{uint32((j.m + 63) / 64), uint32(j.cinG), 1}); err != nil {
 		return err
@@ -211,7 +271,7 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 			dst, pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
 			pc.T = uint32(tiles)
 			pc.VBase = 0
-			binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, vSize)
+			binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, (vSize+per-1)/per)
 			if err := e.winogradDispatch(cb, pls[1], binds[:2], push,
 				[3]uint32{uint32((tiles + 63) / 64), uint32(j.cinG), 1}); err != nil {
 				return err
@@ -219,13 +279,15 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 			pc.UBase, pc.VBase, pc.XBase = uint32(p.uOff), uint32(p.vOff), uint32(p.xOff)
 			gemm := pls[2]
 			if tiles%4 == 0 && pc.VBase%4 == 0 {
-				if gemm, err = e.pipeline(convPipeKey{shader: gk.shader, tile: gk.tile, local: gk.local, vecB: true}); err != nil {
+				k := gk
+				k.vecB = true
+				if gemm, err = e.pipeline(k); err != nil {
 					return err
 				}
 			}
 			binds[0] = whole
 			if err := e.winogradDispatch(cb, gemm, binds[:1], push,
-				[3]uint32{uint32((tiles + cfg.bn - 1) / cfg.bn), uint32((j.m + cfg.bm - 1) / cfg.bm), winogradTaps}); err != nil {
+				[3]uint32{uint32((tiles + bn - 1) / bn), uint32((j.m + bm - 1) / bm), winogradTaps}); err != nil {
 				return err
 			}
 			pc.XBase = 0
@@ -252,6 +314,8 @@ func convWinogradWeightsShape(j *convWeightsGemm) bool {
 func (e *convEngine) winogradChosen(m, c int) (only int, ok bool) {
 	t := e.tune
 	switch {
+	case e.force != nil && e.force.path == convPathWinogradCoop:
+		return -1, true
 	case e.force != nil:
 		return e.force.tile, e.force.path == convPathWinograd
 	case t.NoWinograd:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -233,5 +234,128 @@ func TestConvolutionWinogradAccuracy(t *testing.T) {
 		t.Logf("%d channels: relative RMS error %.3g direct, %.3g Winograd", ch, rel[0], rel[1])
 		assert.LessOrEqual(t, rel[1], 20*rel[0], "%d channels", ch)
 		assert.LessOrEqual(t, rel[1], 1e-5, "%d channels", ch)
+	}
+}
+
+// winogradCoopSlack is convHalfSlack for the Winograd products on
+// cooperative matrices: U and V rounded to halves before the products
+// put up to 24 times a half's rounding of the products' magnitude on a
+// result (a float64 simulation of F(4x4, 3x3) with half U and V over
+// random data: worst 24 with 3 channels, 7.5 with 16, 2.3 with 256).
+const winogradCoopSlack = 64
+
+// Winograd with its products on cooperative matrices (the default tiles
+// for 64 and for more output channels), float16 images: the convolution,
+// its data gradient and a transpose convolution against the reference,
+// within winogradCoopSlack; the device's real build where it has
+// cooperative matrices, the emulated build everywhere; the weight
+// gradients keep the float32 products.
+func TestConvolutionWinogradCoopMat(t *testing.T) {
+	dev := vktest.Open(t)
+	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
+	convHalfSlack = winogradCoopSlack
+	for _, path := range []string{"winograd-coopmat", "winograd-coopmat-emulated"} {
+		for _, tile := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s tile %d", path, tile), func(t *testing.T) {
+				r := rand.New(rand.NewSource(int64(77 + tile)))
+				var kernels []any
+				force := func(k any) {
+					if !ops.ConvForcePath(k, path, tile) {
+						t.Skipf("%s has no cooperative matrices for tile %d", dev.Info().Name, tile)
+					}
+					t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
+					kernels = append(kernels, k)
+				}
+				for _, c := range winogradCases()[:2] {
+					kernels = kernels[:0]
+					convRunCase(t, dev, c, r, true, force)
+					for _, k := range kernels {
+						assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
+					}
+				}
+				c := convTCase{convCase: winogradCases()[0]}
+				c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
+				c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
+				kernels = kernels[:0]
+				convTCheck(t, dev, c, c.data(r), true, force)
+				for _, k := range kernels {
+					assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
+				}
+			})
+		}
+	}
+	// Through the tuning (the real build only): winograd=1 with a
+	// cooperative-matrix tile, on float16 images; not on float32 images,
+	// and not by default.
+	r := rand.New(rand.NewSource(7))
+	c := winogradCases()[1]
+	c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 64, 64
+	runs := ops.ConvCoopTileOn(dev.Limits(), 2, false) != ""
+	for _, tc := range []struct {
+		tune string
+		half bool
+		want bool
+	}{{"winograd=1,cooptile=2", true, runs}, {"winograd=1,cooptile=2", false, false}, {"", true, false}} {
+		tu, err := ops.ParseConvolutionTuning(tc.tune)
+		require.NoError(t, err)
+		var kernels []any
+		convRunCase(t, dev, c, r, tc.half, func(k any) {
+			require.NoError(t, k.(interface {
+				SetTuning(ops.ConvolutionTuning) error
+			}).SetTuning(tu))
+			kernels = append(kernels, k)
+		})
+		for _, k := range kernels {
+			assert.Equal(t, tc.want, ops.ConvLastPath(k) == "winograd-coopmat", "%T %q half=%v", k, tc.tune, tc.half)
+		}
+	}
+}
+
+// The Winograd products of halves round more than the direct sums: on
+// random float16 images (16 and 64 input channels), forward, relative
+// RMS error against the float64 reference of at most 6e-3 (a float64
+// simulation gives 3e-3 for any channel count; the direct sums' is
+// their result's rounding to half, 2e-4), and the float32 transforms'
+// Winograd stays within 2 times the direct sums'.
+func TestConvolutionWinogradCoopAccuracy(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(4))
+	for _, ch := range []int{16, 64} {
+		c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: ch, OutputFeatureChannels: 16,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 2, h: 12, w: 12,
+			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}
+		cd := c.data(r)
+		cd.x = toHalf(cd.x)
+		want, _ := convRefForward(t, c, cd)
+		var rel [3]float64
+		for i, path := range []string{"direct", "winograd", "winograd-coopmat-emulated"} {
+			k, err := ops.NewConvolution(dev, c.d)
+			require.NoError(t, err)
+			defer k.Close()
+			require.True(t, ops.ConvForcePath(k, path, 2), path)
+			k.Padding = padding.Explicit(c.pads, false, false)
+			src := convNewImage(t, dev, true, c.n, ch, c.h, c.w, cd.x)
+			w, _ := convParams(t, dev, c, cd)
+			var dst *ops.Image
+			require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
+				var err error
+				dst, err = k.EncodeNew(cb, src, w, nil)
+				return err
+			}))
+			defer dst.Close()
+			assert.Equal(t, strings.TrimSuffix(path, "-emulated"), ops.ConvLastPath(k))
+			got, err := dst.Read(context.Background())
+			require.NoError(t, err)
+			var e2, w2 float64
+			for j := range got {
+				e := float64(got[j]) - want[j]
+				e2 += e * e
+				w2 += want[j] * want[j]
+			}
+			rel[i] = math.Sqrt(e2 / w2)
+		}
+		t.Logf("%d channels, float16: relative RMS error %.3g direct, %.3g Winograd, %.3g Winograd on cooperative matrices", ch, rel[0], rel[1], rel[2])
+		assert.LessOrEqual(t, rel[1], 2*rel[0], "%d channels", ch)
+		assert.LessOrEqual(t, rel[2], 6e-3, "%d channels", ch)
 	}
 }

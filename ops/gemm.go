@@ -127,6 +127,10 @@ const (
 	// convPathWinograd: F(4x4, 3x3) Winograd transforms around 36 GEMMs
 	// (ops/convolution_winograd.go); tile is the products' tile.
 	convPathWinograd
+	// convPathWinogradCoop: the same transforms around products on
+	// cooperative matrices (glsl/convolution_winograd_coopmat.comp, U and
+	// V as halves), for float16 images; ctile and emu as convPathCoopMat's.
+	convPathWinogradCoop
 )
 
 func (p convPath) String() string {
@@ -143,6 +147,8 @@ func (p convPath) String() string {
 		return "small"
 	case convPathWinograd:
 		return "winograd"
+	case convPathWinogradCoop:
+		return "winograd-coopmat"
 	}
 	return fmt.Sprintf("convPath(%d)", int(p))
 }
@@ -372,7 +378,7 @@ func gemmWarp(lim vk.Limits) int {
 // gemmForced returns the choice a test's force or the kernel's tuning
 // imposes, if any (a forced tile the device cannot run is ignored).
 func gemmForced(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16, coop bool) (convChoice, bool) {
-	if force != nil && force.path != convPathDepthwise && force.path != convPathSmall && force.path != convPathWinograd {
+	if force != nil && force.path != convPathDepthwise && force.path != convPathSmall && force.path != convPathWinograd && force.path != convPathWinogradCoop {
 		if force.path == convPathTiled && !gemmTiles[force.tile].cfg.fits(lim) {
 			return convChoice{}, false
 		}
@@ -556,6 +562,7 @@ type convPipeKey struct {
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
+	half         bool  // the Winograd transforms' half builds (U and V as halves)
 }
 
 // convEngine is what every kernel of the family holds: its device and
@@ -658,6 +665,15 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 			err = fmt.Errorf("%w: shader %s has no build %s", ErrFormat, k.shader.Name, v)
 		}
 	}
+	if k.half {
+		v := "half"
+		if k.f16 {
+			v = "f16half"
+		}
+		if sh = k.shader.Variant(v); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no build %s", ErrFormat, k.shader.Name, v)
+		}
+	}
 	if k.emu {
 		if sh = k.shader.Variant("emu"); sh == nil {
 			err = fmt.Errorf("%w: shader %s has no emulated build", ErrFormat, k.shader.Name)
@@ -691,7 +707,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 	case spirv.ConvolutionGemmWeights:
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
-	case spirv.ConvolutionWinogradGemm:
+	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 	case spirv.ConvolutionDepthwise, spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
