@@ -67,6 +67,13 @@ type CompileOptions struct {
 	// gradients, which are float32: Float32 (the default) or Float16
 	// (inputs and outputs are still given and returned as float32 values).
 	Format ops.Format
+	// ConvolutionTuning is given to every kernel the convolution,
+	// transpose convolution and fully connected nodes build, their
+	// gradients' included (see ops.ConvolutionTuning; the zero value, the
+	// default, lets the kernels choose). For measuring alternatives on a
+	// whole network: every valid tuning computes the same results within
+	// the family's stated tolerances.
+	ConvolutionTuning ops.ConvolutionTuning
 }
 
 // MemoryPlan describes where a compiled graph keeps its images.
@@ -152,6 +159,9 @@ func (g *Graph) Compile(dev *vk.Device, opts CompileOptions) (*Executor, error) 
 	e := &Executor{dev: dev, order: order, storage: map[*Image]*Image{}, images: map[*Image]*ops.Image{}}
 	if opts.Format != ops.Float32 && opts.Format != ops.Float16 {
 		return nil, fmt.Errorf("%w: Compile: unknown image format %v", ErrGraph, opts.Format)
+	}
+	if err := opts.ConvolutionTuning.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Compile: %w", ErrGraph, err)
 	}
 	if opts.Mode != ModeInference && opts.Mode != ModeTraining {
 		return nil, fmt.Errorf("%w: Compile: unknown mode %d", ErrGraph, int(opts.Mode))

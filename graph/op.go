@@ -110,6 +110,22 @@ func (b *buildCtx) encode(f func(cb *vk.CommandBuffer) error) { b.st.encode = f 
 // closer registers a kernel or state the executor closes with itself.
 func (b *buildCtx) closer(c interface{ Close() error }) { b.e.closers = append(b.e.closers, c) }
 
+// tuneConv gives a convolution-family kernel the compile options'
+// ConvolutionTuning, when it is not the default.
+func (b *buildCtx) tuneConv(k any) error {
+	t := b.opts.ConvolutionTuning
+	if t == (ops.ConvolutionTuning{}) {
+		return nil
+	}
+	tk, ok := k.(interface {
+		SetTuning(ops.ConvolutionTuning) error
+	})
+	if !ok {
+		return fmt.Errorf("%w: node %q: its kernel %T takes no convolution tuning", ErrGraph, b.n.name, k)
+	}
+	return tk.SetTuning(t)
+}
+
 // forwardState returns the state the forward step recorded, for a gradient
 // step; an error when the forward node is not compiled.
 func (b *buildCtx) forwardStep() (*step, error) {

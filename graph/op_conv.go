@@ -154,6 +154,9 @@ func (o *ConvolutionOp) build(b *buildCtx) error {
 		c.Label, k = b.n.name, c
 	}
 	b.closer(k)
+	if err := b.tuneConv(k); err != nil {
+		return err
+	}
 	b.encode(func(cb *vk.CommandBuffer) error { return k.Encode(cb, src, w, bias, dst) })
 	return nil
 }
@@ -218,6 +221,9 @@ func (o *ConvolutionDataGradientOp) build(b *buildCtx) error {
 		g.Label, k = b.n.name, g
 	}
 	b.closer(k)
+	if err := b.tuneConv(k); err != nil {
+		return err
+	}
 	b.encode(func(cb *vk.CommandBuffer) error { return k.EncodeData(cb, dy, w, dx) })
 	return nil
 }
@@ -302,6 +308,9 @@ func (o *ConvolutionWeightsGradientOp) build(b *buildCtx) error {
 		c.Label, g = b.n.name, c
 	}
 	b.closer(g)
+	if err := b.tuneConv(g); err != nil {
+		return err
+	}
 	if dW == nil {
 		return fmt.Errorf("%w: node %q: a bias gradient without the weights' is not supported (freeze both or neither)", ErrGraph, b.n.name)
 	}

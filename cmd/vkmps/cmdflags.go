@@ -6,7 +6,24 @@ import (
 	"fmt"
 
 	"github.com/vkmps/vkmps/cmd/vkmps/internal/flagx"
+	"github.com/vkmps/vkmps/ops"
 )
+
+// convTuningFlag defines --conv-tuning on fs: the convolution family's
+// work shapes for every convolution, transpose convolution and fully
+// connected node (graph.CompileOptions.ConvolutionTuning), parsed into t
+// by ops.ParseConvolutionTuning (the keys of $VKMPS_GEMM in the
+// benchmarks).
+func convTuningFlag(fs *flag.FlagSet, t *ops.ConvolutionTuning) {
+	fs.Func("conv-tuning", "the convolution nodes' work shapes, `KEY=N,...`: tile, direct, coopmat, cooptile, splits, units, small, winograd (default: the kernels choose)", func(s string) error {
+		v, err := ops.ParseConvolutionTuning(s)
+		if err != nil {
+			return err
+		}
+		*t = v
+		return nil
+	})
+}
 
 // parseInterleaved parses args into fs, allowing flags before and after
 // positional arguments ("vkmps graph run g.json --in x=x.npy"), and returns

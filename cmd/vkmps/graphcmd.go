@@ -149,6 +149,7 @@ type graphJob struct {
 	loss   string
 	argmax bool
 	opt    trainFlags
+	tuning ops.ConvolutionTuning // --conv-tuning
 	device string
 	ld     *lazyDevice // graph run and train without --optimizer
 
@@ -184,6 +185,7 @@ func runGraph(ctx context.Context, e *env, args []string) (err error) {
 	fs.StringVar(&j.out, "out", "", "write each result to `DIR`/NAME.npy")
 	fs.IntVar(&j.iters, "iters", 1, "run the graph `N` times and print the time per run")
 	fs.StringVar(&j.device, "device", "", "device index or part of its name (default $VKMPS_DEVICE, then the best)")
+	convTuningFlag(fs, &j.tuning)
 	if j.train {
 		fs.StringVar(&j.loss, "loss", "", "the loss node to train from (default: \"loss\" in FILE)")
 		fs.BoolVar(&j.argmax, "argmax", false, "max pooling nodes record their argmax for the gradient")
@@ -446,7 +448,8 @@ func (j *graphJob) run(ctx context.Context, e *env) (err error) {
 	if j.train {
 		mode = graph.ModeTraining
 	}
-	ex, err := j.g.Compile(dev, graph.CompileOptions{Inputs: descs, Outputs: j.outputs, RecordArgmax: j.argmax, Mode: mode})
+	ex, err := j.g.Compile(dev, graph.CompileOptions{Inputs: descs, Outputs: j.outputs, RecordArgmax: j.argmax, Mode: mode,
+		ConvolutionTuning: j.tuning})
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}

@@ -237,7 +237,8 @@ func (j *graphJob) runTraining(ctx context.Context, e *env) (err error) {
 		}
 	}()
 	ex, err := j.g.Compile(dev, graph.CompileOptions{Inputs: shapes, Outputs: outs, Compute: updates,
-		Mode: graph.ModeTraining, Pipelined: true, RecordArgmax: j.argmax, Timestamps: dev.Limits().TimestampsSupported})
+		Mode: graph.ModeTraining, Pipelined: true, RecordArgmax: j.argmax, Timestamps: dev.Limits().TimestampsSupported,
+		ConvolutionTuning: j.tuning})
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--dtype float32|float16]
-                   [--optimizer OPT] [--lr F] [--momentum F] [--json FILE.jsonl] [--device D]
+                   [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--json FILE.jsonl] [--device D]
 
 Measures training steps of a model on random data: the inputs the loss
 depends on get normal random values (a softmax or categorical
@@ -36,6 +36,7 @@ type syntheticJob struct {
 	batch, steps              int
 	inputs                    map[string][]int
 	opt                       trainFlags
+	tuning                    ops.ConvolutionTuning // --conv-tuning
 }
 
 func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
@@ -69,6 +70,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fs.Float64Var(&j.opt.momentum, "momentum", 0.9, "momentum `MU`")
 	fs.StringVar(&j.json, "json", "", "append the results as one JSON line to `FILE.jsonl`")
 	fs.StringVar(&j.device, "device", "", "device index or part of its name")
+	convTuningFlag(fs, &j.tuning)
 	pos, err := parseInterleaved(sub, e, fs, args)
 	if err != nil {
 		return err
@@ -149,7 +151,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		}
 	}()
 	opts := graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{lossIm}, Compute: updates, Mode: graph.ModeTraining,
-		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format}
+		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format, ConvolutionTuning: j.tuning}
 	ex, err := g.Compile(dev, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
@@ -173,6 +175,9 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fmt.Fprintf(e.stdout, "%s on %s, %s: %s per training step (%.3g submissions each), GPU busy %.0f%% (GPU %s per step), loss %.4g -> %.4g\n",
 		j.file, dev.Info().Name, j.dtype, per.Round(time.Microsecond), float64(subs)/float64(loop.steps), 100*busy,
 		(loop.gpu / time.Duration(loop.steps)).Round(time.Microsecond), warm.losses[0], loop.losses[len(loop.losses)-1])
+	if t := j.tuning.String(); t != "" {
+		fmt.Fprintf(e.stdout, "convolution tuning: %s\n", t)
+	}
 	// One profiled step on a second compiled copy: the GPU time per op kind.
 	prof := map[string]time.Duration{}
 	var total time.Duration
@@ -232,6 +237,9 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		steps[i] = d.Seconds() * 1e3
 	}
 	rec["gpu_ms_steps"] = steps
+	if t := j.tuning.String(); t != "" {
+		rec["conv_tuning"] = t
+	}
 	b, _ := json.Marshal(rec)
 	if err := tensorio.CheckOutput(j.json, j.file); err != nil {
 		return err

@@ -77,6 +77,19 @@ func TestTrainSynthetic(t *testing.T) {
 			require.Positive(t, ms, string(b))
 		}
 	}
+
+	// --conv-tuning reaches the convolutions, is printed and recorded.
+	out2 := filepath.Join(t.TempDir(), "tuned.jsonl")
+	r = mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
+		"--input", "labels=10,1,1", "--steps", "2", "--conv-tuning", "direct=1", "--json", out2)
+	require.Contains(t, r.stdout, "convolution tuning: direct=1")
+	b, err = os.ReadFile(out2)
+	require.NoError(t, err)
+	var tuned struct {
+		Tuning string `json:"conv_tuning"`
+	}
+	require.NoError(t, json.Unmarshal(b, &tuned), string(b))
+	require.Equal(t, "direct=1", tuned.Tuning)
 }
 
 // Bad flags of train mnist and train synthetic are one-line errors.
@@ -96,6 +109,9 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "synthetic", "models/lenet5.json", "--dtype", "int8"}, `--dtype "int8"`},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--input", "x=0,1,2"}, "sizes are numbers from 1"},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--steps", "0"}, "--steps 0"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--conv-tuning", "winograd=2"}, "winograd"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--conv-tuning", "speed=11"}, `unknown key "speed"`},
+		{[]string{"graph", "run", "models/lenet5.json", "--conv-tuning", "tile=99"}, "tile=99: want 0.."},
 	} {
 		r := runVkmps(t, c.args...)
 		assertOneLineError(t, r, 2, c.want)
