@@ -37,6 +37,9 @@
 // all; dividing by 16 keeps V within a half's range wherever the source
 // stays under about 10000, and U (the weights, scaled by G's rows of sums
 // up to 1) times 16 below it wherever the weights stay under 4000.
+// Weight gradients store D divided by 16 as well (A's rows scale dy's
+// values by up to 15 per axis: dy under about 4600), and the output
+// transform multiplies the sums P by 256.
 // The scratch's bases (uBase, vBase, xBase) count float32 slots in every
 // build: a half build's U and V start at half 2*base.
 #ifdef WINO_HALF

@@ -1,18 +1,22 @@
 #version 450
-// The Winograd products (see convolution_winograd_common.glsl) of a
-// convolution or data gradient (convolution_winograd_gemm.comp's MODE 0)
-// on tensor cores (gemm_coopmat.glsl, VK_NV_cooperative_matrix): per
-// transformed position xi (the workgroup's z),
-//   X[xi][m][t] = sum over c of U[xi][c][m] * V[xi][c][t]
-// with A[m][k] = U[xi][k][m] (m fastest in memory: staged column-major)
-// and B[k][n] = V[xi][k][n] (n fastest; quads along n with VEC_B, T a
-// multiple of 4). U and V are the half builds' (WINO_HALF: halves, U
-// scaled up and V down by the same power of two), read as halves; the
-// products accumulate in float32 and X is stored as float32 for the
-// output transform. For float16 images, where the device has cooperative
-// matrices (ops' convCoopTileFor); the "emu" build computes the same
-// without them (gemm_coopmat.glsl's VKMPS_COOP_EMULATE), for tests on
-// any device.
+// The Winograd products (see convolution_winograd_common.glsl) on tensor
+// cores (gemm_coopmat.glsl, VK_NV_cooperative_matrix), as
+// convolution_winograd_gemm.comp's per transformed position xi (the
+// workgroup's z, and with MODE 1 the split s = z / 36):
+//   MODE 0 (convolution, data gradient): X[xi][m][t] = sum over c of
+//     U[xi][c][m] * V[xi][c][t]: A[m][k] = U[xi][k][m] (m fastest in
+//     memory: staged column-major), B[k][n] = V[xi][k][n] (n fastest;
+//     quads along n with VEC_B, T a multiple of 4);
+//   MODE 1 (weight gradient): P[s][xi][m][n] = sum over the tiles k of
+//     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
+//     quads along k with VEC_A (T, kChunk and uBase multiples of 4); an
+//     empty split writes 0.
+// U, D and V are the half builds' (WINO_HALF: halves, scaled by powers of
+// two that the output transforms undo), read as halves; the products
+// accumulate in float32 and X and P are stored as float32. For float16
+// images, where the device has cooperative matrices (ops'
+// convCoopTileFor); the "emu" build computes the same without them
+// (gemm_coopmat.glsl's VKMPS_COOP_EMULATE), for tests on any device.
 // vkmps:variant emu -DVKMPS_COOP_EMULATE
 #define WINO_HALF
 #include "convolution_winograd_common.glsl"
@@ -27,25 +31,38 @@ layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 2;         // subgroups along m
 layout(constant_id = 5) const uint WN = 2;         // subgroups along n
-layout(constant_id = 19) const bool VEC_B = false; // quads of V along n
+layout(constant_id = 12) const int MODE = 0;
+layout(constant_id = 18) const bool VEC_A = false; // MODE 1: quads of D along k
+layout(constant_id = 19) const bool VEC_B = false; // MODE 0: quads of V along n
 layout(constant_id = 24) const uint CM = 16;       // the device's cooperative matrix shape
 layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
 layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
-const bool A_KFAST = false;
-const bool B_KFAST = false;
-const bool VEC_A = false;
+const bool A_KFAST = MODE == 1;
+const bool B_KFAST = MODE == 1;
 
 #include "gemm_coopmat.glsl"
 
 uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats
+uint gM, gN, kOff, kLim; // the GEMM's rows and columns, its k in [kOff, kLim)
 
 void gemmFetchA(uint kt) {
 	uint t = gl_LocalInvocationID.x;
+	if (VEC_A) {
+		[[unroll]] for (uint r = 0; r < RA4; r++) {
+			if (r * GEMM_T + t >= QA) break;
+			uvec2 p = gemmPosA4(t, r);
+			uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
+			// k and kLim are multiples of 4 here (T is; so is kChunk).
+			ra4[r] = m < gM && k < kLim ? vec4(scrh4[(uRow + m * pc.T + k) / 4u]) : vec4(0.0);
+		}
+		return;
+	}
 	[[unroll]] for (uint r = 0; r < RA; r++) {
 		uvec2 p = gemmPosA(t, r);
-		uint m = tileM0 + p.x, k = kt * BK + p.y;
-		ra[r] = m < pc.M && k < pc.C ? float(scrh[uRow + k * pc.M + m]) : 0.0;
+		uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
+		bool in_ = m < gM && k < kLim;
+		ra[r] = in_ ? float(scrh[MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m]) : 0.0;
 	}
 }
 
@@ -55,32 +72,45 @@ void gemmFetchB(uint kt) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
-			uint k = kt * BK + p.x, n = tileN0 + p.y;
+			uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
 			// n and T are multiples of 4: a quad is wholly in or out.
-			rb4[r] = k < pc.C && n < pc.T ? vec4(scrh4[(vRow + k * pc.T + n) / 4u]) : vec4(0.0);
+			rb4[r] = k < kLim && n < gN ? vec4(scrh4[(vRow + k * pc.T + n) / 4u]) : vec4(0.0);
 		}
 		return;
 	}
 	[[unroll]] for (uint r = 0; r < RB; r++) {
 		uvec2 p = gemmPosB(t, r);
-		uint k = kt * BK + p.x, n = tileN0 + p.y;
-		rb[r] = k < pc.C && n < pc.T ? float(scrh[vRow + k * pc.T + n]) : 0.0;
+		uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
+		rb[r] = k < kLim && n < gN ? float(scrh[vRow + (MODE == 1 ? n * pc.T + k : k * pc.T + n)]) : 0.0;
 	}
 }
 
 void gemmStoreC(uint m, uint n, float v) {
 	m += tileM0;
 	n += tileN0;
-	if (m < pc.M && n < pc.T) scr[xRow + m * pc.T + n] = v;
+	if (m < gM && n < gN) scr[xRow + m * gN + n] = v;
 }
 
 void main() {
-	uint xi = gl_WorkGroupID.z;
+	uint xi = gl_WorkGroupID.z % 36u, split = gl_WorkGroupID.z / 36u;
 	tileM0 = gl_WorkGroupID.y * BM;
 	tileN0 = gl_WorkGroupID.x * BN;
-	uRow = SCR_PER_SLOT * pc.uBase + xi * pc.C * pc.M;
+	if (MODE == 1) {
+		gM = pc.M;
+		gN = pc.C;
+		kOff = split * pc.kChunk;
+		kLim = min(pc.T, kOff + pc.kChunk);
+		uRow = SCR_PER_SLOT * pc.uBase + xi * pc.M * pc.T;
+		xRow = pc.xBase + (split * 36u + xi) * pc.M * pc.C;
+	} else {
+		gM = pc.M;
+		gN = pc.T;
+		kOff = 0u;
+		kLim = pc.C;
+		uRow = SCR_PER_SLOT * pc.uBase + xi * pc.C * pc.M;
+		xRow = pc.xBase + xi * pc.M * pc.T;
+	}
 	vRow = SCR_PER_SLOT * pc.vBase + xi * pc.C * pc.T;
-	xRow = pc.xBase + xi * pc.M * pc.T;
-	gemmRun(max((pc.C + BK - 1u) / BK, 1u));
+	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);
 	gemmEpilogue();
 }

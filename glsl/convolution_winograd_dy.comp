@@ -3,12 +3,14 @@
 // convolution_winograd_common.glsl): one invocation per (tile t, channel
 // m), x along t, y along m: D[xi][m][t] = (A dy A^T)[i][j], dy the 4x4
 // block of tile t in the dy region (inSize pixels at inOrigin), 0
-// outside it.
+// outside it. The "f16half" build (WINO_HALF, the products on
+// cooperative matrices) stores D divided by WINO_HALF_SCALE as halves.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant f16half -DVKMPS_F16 -DWINO_HALF
 #include "convolution_winograd_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
-layout(std430, binding = 1) writeonly buffer Scr { float scr[]; };
+layout(std430, binding = 1) writeonly buffer Scr { SCR_ELEM scr[]; };
 
 layout(local_size_x = 64) in;
 
@@ -46,10 +48,10 @@ void main() {
 		a(d[0][x], d[1][x], d[2][x], d[3][x], col);
 		[[unroll]] for (int i = 0; i < 6; i++) h[i][x] = col[i];
 	}
-	uint at = pc.uBase + m * pc.T + t, step = pc.M * pc.T;
+	uint at = SCR_PER_SLOT * pc.uBase + m * pc.T + t, step = pc.M * pc.T;
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		float v[6];
 		a(h[i][0], h[i][1], h[i][2], h[i][3], v);
-		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = v[j];
+		[[unroll]] for (int j = 0; j < 6; j++) scr[at + uint(i * 6 + j) * step] = SCR_STORE(v[j] / WINO_HALF_SCALE);
 	}
 }

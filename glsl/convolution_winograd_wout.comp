@@ -3,7 +3,9 @@
 // convolution_winograd_common.glsl): one invocation per (m, c), x along
 // c, y along m: the slots partial sums P[s][xi][m][c] added in order s =
 // 0, 1, ..., then dW(m, c) = G^T P G, stored as the weights (O, I, 3, 3)
-// from wBase.
+// from wBase. The "half" build undoes the half builds' scaling of D and
+// V (each divided by WINO_HALF_SCALE): the sums times its square.
+// vkmps:variant half -DWINO_HALF
 #include "convolution_winograd_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Scr { float scr[]; };
@@ -27,7 +29,7 @@ void main() {
 		[[unroll]] for (int j = 0; j < 6; j++) {
 			float s = 0.0;
 			for (uint q = 0; q < pc.slots; q++) s += scr[at0 + (q * 36u + uint(i * 6 + j)) * step];
-			x[i][j] = s;
+			x[i][j] = s * (WINO_HALF_SCALE * WINO_HALF_SCALE);
 		}
 	}
 	float h[3][6];

@@ -141,10 +141,18 @@ func ConvLastPath(k any) string {
 }
 
 // ConvLastWeightsPath names the path of the last weight gradient a family
-// kernel encoded through the GEMM engine ("tiled" or "winograd"; "tiled"
+// kernel encoded through the GEMM engine ("tiled", "winograd" or
+// "winograd-coopmat"; "tiled"
 // before any).
 func ConvLastWeightsPath(k any) string {
 	return k.(interface{ engine() *convEngine }).engine().lastWeights.String()
+}
+
+// ConvLastWinogradWeights returns the batch parts and the splits of the
+// tiles of the last Winograd weight gradient a family kernel encoded.
+func ConvLastWinogradWeights(k any) (parts, splits int) {
+	p := k.(interface{ engine() *convEngine }).engine().lastWinogradWeights
+	return p[0], p[1]
 }
 
 // SetWinogradScratchMax bounds the Winograd scratch of one part of the

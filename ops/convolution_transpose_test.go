@@ -150,7 +150,7 @@ func convTCheck(t *testing.T, dev *vk.Device, c convTCase, cd convData, half boo
 	gdb, err := db.Read(ctx)
 	require.NoError(t, err)
 	require.NoError(t, convCompare(gdx, rdx.Data, mdx.Data, d.OutputFeatureChannels/d.Groups*d.KernelWidth*d.KernelHeight, 1, half), "dx %v", c)
-	require.NoError(t, convCompare(gdw, rdw.Data, mdw.Data, c.n*cd.oh*cd.ow, 1, false), "dW %v", c)
+	require.NoError(t, convCompare(gdw, rdw.Data, mdw.Data, c.n*cd.oh*cd.ow, 1, convWeightsHalf(half)), "dW %v", c)
 	require.NoError(t, convCompare(gdb, rdb, mdb, c.n*cd.oh*cd.ow, 1, false), "db %v", c)
 }
 

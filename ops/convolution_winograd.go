@@ -42,7 +42,9 @@ import (
 // sums' is their result's rounding to half, 2e-4 (a float64 simulation
 // agrees: 3e-3 for any channel count; the worst value up to 24 halves'
 // roundings of the products' magnitude with 3 channels, 2.3 with 256).
-// The weight gradients keep the float32 products.
+// Weight gradients likewise store D and V as halves (each divided by 16;
+// the sums multiplied by 256 in the output transform), 3e-3 to 4e-3 in
+// the simulation; their products split the tiles by winogradCoopSplits.
 //
 // Accuracy: the transforms scale values by up to 10 per axis (B^T's
 // rows) before rounding, so results carry several times the rounding of
@@ -340,9 +342,15 @@ type convWinogradWeightsPlan struct {
 	tile, chunk, splits int
 	tx, ty              int
 	part, parts         int
-	dOff, vOff, pOff    int
-	bias                convBiasPlan
-	total               int
+	// coop: the products on cooperative-matrix tile ctile (its emulated
+	// build when emu), D and V stored as halves.
+	coop  bool
+	ctile int
+	emu   bool
+	// Scratch layout, in float32 slots.
+	dOff, vOff, pOff int
+	bias             convBiasPlan
+	total            int
 }
 
 // winogradWeights returns j's Winograd plan when it runs as Winograd (as
@@ -359,10 +367,17 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	lim := e.dev.Limits()
 	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
+	if c, ok := e.winogradCoop(j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
+		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
+	}
+	per := 1 // D and V values per float32 slot
+	if p.coop {
+		per = 2
+	}
 	up, room := winogradScratchLayout(lim)
 	perPart := func(b int) int {
 		tiles := b * p.tx * p.ty
-		return up(winogradTaps*j.m*tiles) + up(winogradTaps*j.cinG*tiles)
+		return up((winogradTaps*j.m*tiles+per-1)/per) + up((winogradTaps*j.cinG*tiles+per-1)/per)
 	}
 	// D and V of a part take at most half the room; the partial sums the
 	// rest.
@@ -372,14 +387,19 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	p.parts = (j.batches + p.part - 1) / p.part
 	tiles := p.part * p.tx * p.ty
-	c := gemmBest(lim, e.tune, gemmWinograd, j.m, j.cinG, tiles, winogradTaps, p.parts, true, only)
-	if c.path != convPathTiled {
-		return p, false, nil
+	if p.coop {
+		c := convChoice{ctile: p.ctile, emu: p.emu}.coopTile(lim)
+		p.splits, p.chunk = winogradCoopSplits(c, gemmUnits(lim, e.tune), e.tune.Splits, j.m, j.cinG, tiles)
+	} else {
+		c := gemmBest(lim, e.tune, gemmWinograd, j.m, j.cinG, tiles, winogradTaps, p.parts, true, only)
+		if c.path != convPathTiled {
+			return p, false, nil
+		}
+		p.tile, p.splits, p.chunk = c.tile, c.splits, c.chunk
 	}
-	p.tile, p.splits, p.chunk = c.tile, c.splits, c.chunk
 	p.dOff = 0
-	p.vOff = up(winogradTaps * j.m * tiles)
-	p.pOff = p.vOff + up(winogradTaps*j.cinG*tiles)
+	p.vOff = up((winogradTaps*j.m*tiles + per - 1) / per)
+	p.pOff = p.vOff + up((winogradTaps*j.cinG*tiles+per-1)/per)
 	p.total = p.pOff + up(p.parts*p.splits*winogradTaps*j.m*j.cinG)
 	if j.db != nil {
 		var err error
@@ -395,6 +415,24 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 		return p, false, nil
 	}
 	return p, true, nil
+}
+
+// winogradCoopSplits returns the splits of the tiles (the products' k)
+// of a Winograd weight gradient on cooperative-matrix tile c, and the
+// tiles per split (a multiple of the tile's slice, so of 4): the
+// tuning's count (splits=N) where given, else enough for two workgroups
+// per multiprocessor of units (the products have ceil(m/BM) x ceil(cin/BN)
+// x 36 per split), each split at least 4 slices deep.
+func winogradCoopSplits(c convCoopConfig, units, want, m, cin, tiles int) (splits, chunk int) {
+	slices := (tiles + c.bk - 1) / c.bk
+	splits = want
+	if splits == 0 {
+		wgs := (m + c.bm - 1) / c.bm * ((cin + c.bn - 1) / c.bn) * winogradTaps
+		splits = min((2*units+wgs-1)/wgs, max(slices/4, 1))
+	}
+	splits = max(min(splits, slices), 1)
+	chunk = (slices + splits - 1) / splits * c.bk
+	return (tiles + chunk - 1) / chunk, chunk
 }
 
 // encodeWinogradWeights records the weight gradient j as plan p: per part
@@ -413,12 +451,21 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 	if err != nil {
 		return err
 	}
-	cfg := gemmTiles[p.tile].cfg
+	bm, bn, threads := gemmTiles[p.tile].cfg.bm, gemmTiles[p.tile].cfg.bn, gemmTiles[p.tile].cfg.threads()
 	keys := [4]convPipeKey{
-		{shader: spirv.ConvolutionWinogradDy, f16: f16, tile: -1},
-		{shader: spirv.ConvolutionWinogradInput, f16: j.x.im.format == Float16, tile: -1},
-		{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(cfg.threads()), modeA: 1},
-		{shader: spirv.ConvolutionWinogradWout, tile: -1},
+		{shader: spirv.ConvolutionWinogradDy, f16: f16, tile: -1, half: p.coop},
+		{shader: spirv.ConvolutionWinogradInput, f16: j.x.im.format == Float16, tile: -1, half: p.coop},
+		{shader: spirv.ConvolutionWinogradGemm, tile: int8(p.tile), local: int32(threads), modeA: 1},
+		{shader: spirv.ConvolutionWinogradWout, tile: -1, half: p.coop},
+	}
+	per := 1 // D and V values per float32 slot
+	e.lastWeights, e.lastWinogradWeights = convPathWinograd, [2]int{p.parts, p.splits}
+	if p.coop {
+		c := convChoice{ctile: p.ctile, emu: p.emu}.coopTile(lim)
+		bm, bn, threads = c.bm, c.bn, c.threads()
+		keys[2] = convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, tile: -1, local: int32(threads), modeA: 1, coop: true, ctile: int8(p.ctile), emu: p.emu}
+		per = 2
+		e.lastWeights = convPathWinogradCoop
 	}
 	tiles := p.part * p.tx * p.ty
 	if tiles%4 == 0 {
@@ -447,7 +494,7 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		pc.InW, pc.InH, pc.InX0, pc.InY0 = int32(j.dy.w), int32(j.dy.h), int32(j.dy.x0), int32(j.dy.y0)
 		pc.InStride, pc.ImBatch, pc.ImPlane = uint32(j.dy.stride()), uint32(j.dy.batch()), uint32(j.dy.plane())
 		pc.UBase = 0
-		binds[0], binds[1] = im, winogradPart(scr, whole, p.dOff, winogradTaps*j.m*tiles)
+		binds[0], binds[1] = im, winogradPart(scr, whole, p.dOff, (winogradTaps*j.m*tiles+per-1)/per)
 		if err := e.winogradDispatch(cb, pls[0], binds[:2], push,
 			[3]uint32{uint32((tiles + 63) / 64), uint32(j.m), 1}); err != nil {
 			return err
@@ -458,7 +505,7 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		pc.InStride, pc.ImBatch, pc.ImPlane = uint32(j.x.stride()), uint32(j.x.batch()), uint32(j.x.plane())
 		pc.FirstX, pc.FirstY = int32(j.firstX), int32(j.firstY)
 		pc.VBase = 0
-		binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, winogradTaps*j.cinG*tiles)
+		binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, (winogradTaps*j.cinG*tiles+per-1)/per)
 		if err := e.winogradDispatch(cb, pls[1], binds[:2], push,
 			[3]uint32{uint32((tiles + 63) / 64), uint32(j.cinG), 1}); err != nil {
 			return err
@@ -475,7 +522,7 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		}
 		binds[0] = whole
 		if err := e.winogradDispatch(cb, gemm, binds[:1], push,
-			[3]uint32{uint32((j.cinG + cfg.bn - 1) / cfg.bn), uint32((j.m + cfg.bm - 1) / cfg.bm), uint32(winogradTaps * p.splits)}); err != nil {
+			[3]uint32{uint32((j.cinG + bn - 1) / bn), uint32((j.m + bm - 1) / bm), uint32(winogradTaps * p.splits)}); err != nil {
 			return err
 		}
 	}

@@ -244,12 +244,11 @@ func TestConvolutionWinogradAccuracy(t *testing.T) {
 // random data: worst 24 with 3 channels, 7.5 with 16, 2.3 with 256).
 const winogradCoopSlack = 64
 
-// Winograd with its products on cooperative matrices (the default tiles
-// for 64 and for more output channels), float16 images: the convolution,
-// its data gradient and a transpose convolution against the reference,
-// within winogradCoopSlack; the device's real build where it has
-// cooperative matrices, the emulated build everywhere; the weight
-// gradients keep the float32 products.
+// Winograd with its products on cooperative matrices (tiles 64 x 128
+// and 128 x 128), float16 images: the convolution, its data and weight
+// gradients and a transpose convolution with its gradients against the
+// reference, within winogradCoopSlack; the device's real build where it
+// has cooperative matrices, the emulated build everywhere.
 func TestConvolutionWinogradCoopMat(t *testing.T) {
 	dev := vktest.Open(t)
 	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
@@ -269,18 +268,14 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 				for _, c := range winogradCases()[:2] {
 					kernels = kernels[:0]
 					convRunCase(t, dev, c, r, true, force)
-					for _, k := range kernels {
-						assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
-					}
+					winogradCoopTook(t, kernels, c)
 				}
 				c := convTCase{convCase: winogradCases()[0]}
 				c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
 				c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
 				kernels = kernels[:0]
 				convTCheck(t, dev, c, c.data(r), true, force)
-				for _, k := range kernels {
-					assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
-				}
+				winogradCoopTook(t, kernels, c)
 			})
 		}
 	}
@@ -307,7 +302,68 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 		})
 		for _, k := range kernels {
 			assert.Equal(t, tc.want, ops.ConvLastPath(k) == "winograd-coopmat", "%T %q half=%v", k, tc.tune, tc.half)
+			if _, grad := k.(*ops.ConvolutionGradient); grad {
+				assert.Equal(t, tc.want, ops.ConvLastWeightsPath(k) == "winograd-coopmat", "%T %q half=%v", k, tc.tune, tc.half)
+			}
 		}
+	}
+}
+
+// winogradCoopTook checks that kernels ran their image GEMMs, and the
+// gradients their weight gradients, as Winograd on cooperative matrices.
+func winogradCoopTook(t *testing.T, kernels []any, c any) {
+	t.Helper()
+	for _, k := range kernels {
+		assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
+		switch k.(type) {
+		case *ops.ConvolutionGradient, *ops.ConvolutionTransposeGradient:
+			assert.Equal(t, "winograd-coopmat", ops.ConvLastWeightsPath(k), "%T %v", k, c)
+		}
+	}
+}
+
+// The weight gradient on cooperative matrices over several parts of the
+// batch and several splits of the tiles (the partial sums added in
+// order), and a last part whose tile count is not a multiple of 4 (the
+// products' plain loads of D) after parts whose are (quads).
+func TestConvolutionWinogradCoopParts(t *testing.T) {
+	dev := vktest.Open(t)
+	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
+	convHalfSlack = winogradCoopSlack
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	pads := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	// Halves in float32 slots of 64: 49 tiles an image, 6 tiles an
+	// image (as TestConvolutionWinogradParts).
+	for _, tc := range []struct {
+		name    string
+		c       convCase
+		scratch int // bytes
+		splits  int // splits=N, and the splits wanted
+	}{
+		// D and V 9728 slots an image (part: one image of 49 tiles,
+		// three parts), the partial sums 1080 a split and part.
+		{"splits", convCase{d: d, n: 3, h: 26, w: 27, pads: pads, bias: true}, 4 * 24000, 3},
+		// D and V 2432 slots for two images: parts of 12 tiles (quads)
+		// and 6.
+		{"last part", convCase{d: d, n: 3, h: 5, w: 9, pads: pads, bias: true}, 4 * 6000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer ops.SetWinogradScratchMax(tc.scratch)()
+			r := rand.New(rand.NewSource(17))
+			var kernels []any
+			convRunCase(t, dev, tc.c, r, true, func(k any) {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(ops.ConvolutionTuning{Splits: tc.splits}))
+				require.True(t, ops.ConvForcePath(k, "winograd-coopmat-emulated", 2))
+				kernels = append(kernels, k)
+			})
+			winogradCoopTook(t, kernels, tc.c)
+			parts, splits := ops.ConvLastWinogradWeights(kernels[1])
+			assert.Greater(t, parts, 1)
+			assert.Equal(t, max(tc.splits, 1), splits)
+		})
 	}
 }
 

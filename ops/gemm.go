@@ -582,6 +582,9 @@ type convEngine struct {
 	// lastWeights: tiled or Winograd, the path of the last weight
 	// gradient encoded (tests).
 	lastWeights convPath
+	// lastWinogradWeights: the parts and splits of the last Winograd
+	// weight gradient encoded (tests).
+	lastWinogradWeights [2]int
 }
 
 func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
@@ -1304,7 +1307,6 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 		if err != nil {
 			return err
 		}
-		e.lastWeights = convPathWinograd
 		return e.encodeWinogradWeights(cb, j, p, spans[:], chans[:])
 	}
 	e.lastWeights = convPathTiled

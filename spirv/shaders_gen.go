@@ -1158,7 +1158,7 @@ var ConvolutionWinogradCoopmat = &Shader{
 	Name: "convolution_winograd_coopmat",
 	file: "convolution_winograd_coopmat.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "ScrH", Access: ReadWrite},
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
@@ -1168,6 +1168,8 @@ var ConvolutionWinogradCoopmat = &Shader{
 		{ID: 3, Name: "BK", Default: 32},
 		{ID: 4, Name: "WM", Default: 2},
 		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
@@ -1184,7 +1186,7 @@ var ConvolutionWinogradCoopmatEmu = &Shader{
 	Name: "convolution_winograd_coopmat_emu",
 	file: "convolution_winograd_coopmat_emu.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "ScrH", Access: ReadWrite},
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
@@ -1194,6 +1196,8 @@ var ConvolutionWinogradCoopmatEmu = &Shader{
 		{ID: 3, Name: "BK", Default: 32},
 		{ID: 4, Name: "WM", Default: 2},
 		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
@@ -1216,13 +1220,27 @@ var ConvolutionWinogradDy = &Shader{
 	Spec:             []SpecConstant{},
 	LocalSize:        [3]uint32{64, 1, 1},
 	LocalSizeSpec:    [3]int{-1, -1, -1},
-	variants:         map[string]*Shader{"f16": ConvolutionWinogradDyF16},
+	variants:         map[string]*Shader{"f16": ConvolutionWinogradDyF16, "f16half": ConvolutionWinogradDyF16half},
 }
 
 // ConvolutionWinogradDyF16 is glsl/convolution_winograd_dy.comp built with -DVKMPS_F16 (variant "f16").
 var ConvolutionWinogradDyF16 = &Shader{
 	Name: "convolution_winograd_dy_f16",
 	file: "convolution_winograd_dy_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Scr", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradDyF16half is glsl/convolution_winograd_dy.comp built with -DVKMPS_F16 -DWINO_HALF (variant "f16half").
+var ConvolutionWinogradDyF16half = &Shader{
+	Name: "convolution_winograd_dy_f16half",
+	file: "convolution_winograd_dy_f16half.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Im", Access: ReadOnly},
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
@@ -1400,6 +1418,21 @@ var ConvolutionWinogradWeightsHalf = &Shader{
 var ConvolutionWinogradWout = &Shader{
 	Name: "convolution_winograd_wout",
 	file: "convolution_winograd_wout.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr", Access: ReadOnly},
+		{Binding: 1, Name: "DW", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec:             []SpecConstant{},
+	LocalSize:        [3]uint32{64, 1, 1},
+	LocalSizeSpec:    [3]int{-1, -1, -1},
+	variants:         map[string]*Shader{"half": ConvolutionWinogradWoutHalf},
+}
+
+// ConvolutionWinogradWoutHalf is glsl/convolution_winograd_wout.comp built with -DWINO_HALF (variant "half").
+var ConvolutionWinogradWoutHalf = &Shader{
+	Name: "convolution_winograd_wout_half",
+	file: "convolution_winograd_wout_half.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Scr", Access: ReadOnly},
 		{Binding: 1, Name: "DW", Access: WriteOnly},
@@ -3421,4 +3454,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
