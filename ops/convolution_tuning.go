@@ -96,6 +96,15 @@ type ConvolutionTuning struct {
 	// NoWinograd (winograd=0): no Winograd; the GEMMs sum the products
 	// directly.
 	NoWinograd bool
+	// WinogradCoopMat (winocoop=1): where Winograd runs on float16 images
+	// and the device has cooperative matrices, its products (forward,
+	// data and weight gradients) run on them, tile CoopTile where Path is
+	// ConvolutionPathCoopMat, else 64 x 128 for up to 64 output channels
+	// and 128 x 128 above; U, D and V are rounded to halves (about 15
+	// times the direct sums' rounding, see ops/convolution_winograd.go).
+	// Other GEMMs keep their own choice. Not a default: not yet measured
+	// on a GPU.
+	WinogradCoopMat bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -148,6 +157,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
 	case t.Winograd && t.NoWinograd:
 		return fmt.Errorf("%w: Winograd both forced and refused", ErrTuning)
+	case t.WinogradCoopMat && (t.NoWinograd || t.NoCoopMat):
+		return fmt.Errorf("%w: Winograd on cooperative matrices (winocoop=1) with Winograd or cooperative matrices refused", ErrTuning)
 	}
 	return nil
 }
@@ -186,6 +197,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoWinograd {
 		parts = append(parts, "winograd=0")
 	}
+	if t.WinogradCoopMat {
+		parts = append(parts, "winocoop=1")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -194,7 +208,9 @@ func (t ConvolutionTuning) String() string {
 // with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
-// small=0 and winograd (1: force, 0: refuse; see ConvolutionTuning's fields). Spaces around pairs are ignored; "" is the default. An unknown
+// small=0, winograd (1: force, 0: refuse) and winocoop=1 (see
+// ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
+// the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
 // is out of range, or two paths forced at once is an error wrapping
 // ErrTuning that names it.
@@ -269,6 +285,11 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.Winograd, t.NoWinograd = n == 1, n == 0
 			}
+		case "winocoop":
+			if n != 1 {
+				return ConvolutionTuning{}, fmt.Errorf("%w: winocoop=%d: want 1 (leave the key out for the default)", ErrTuning, n)
+			}
+			t.WinogradCoopMat = true
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -279,7 +300,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

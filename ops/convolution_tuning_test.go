@@ -36,6 +36,9 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"winograd=1", ops.ConvolutionTuning{Winograd: true}, "winograd=1"},
 		{"winograd=1,tile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathTiled, Tile: 2, Winograd: true}, "tile=2,winograd=1"},
 		{"winograd=0, coopmat=0", ops.ConvolutionTuning{NoWinograd: true, NoCoopMat: true}, "coopmat=0,winograd=0"},
+		{"winocoop=1", ops.ConvolutionTuning{WinogradCoopMat: true}, "winocoop=1"},
+		{"winocoop=1,winograd=1,cooptile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, Winograd: true, WinogradCoopMat: true},
+			"cooptile=2,winograd=1,winocoop=1"},
 	}
 	for _, c := range good {
 		got, err := ops.ParseConvolutionTuning(c.text)
@@ -49,7 +52,8 @@ func TestConvolutionTuningText(t *testing.T) {
 	bad := []string{"tile", "tile=x", "tile=-1", "tile=99", "splits=0", "splits=5000", "units=0", "units=70000",
 		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256",
 		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
-		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x"}
+		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x",
+		"winocoop=0", "winocoop=2", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)
@@ -57,7 +61,8 @@ func TestConvolutionTuningText(t *testing.T) {
 	for _, tu := range []ops.ConvolutionTuning{{Path: -1}, {Path: 9}, {Tile: 1}, {Path: ops.ConvolutionPathTiled, Tile: ops.ConvolutionTileCount()},
 		{Splits: -1}, {ComputeUnits: -2}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true},
 		{CoopTile: 1}, {Path: ops.ConvolutionPathTiled, CoopTile: 1}, {Path: ops.ConvolutionPathCoopMat, CoopTile: -1},
-		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}, {Winograd: true, NoWinograd: true}} {
+		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}, {Winograd: true, NoWinograd: true},
+		{WinogradCoopMat: true, NoWinograd: true}, {WinogradCoopMat: true, NoCoopMat: true}} {
 		assert.True(t, errors.Is(tu.Validate(), ops.ErrTuning), "%+v", tu)
 	}
 	assert.Equal(t, "", ops.ConvolutionTileName(-1))

@@ -138,7 +138,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 	}
 	lim := e.dev.Limits()
 	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
-	if c, ok := e.winogradCoop(j.out.im.format == Float16); ok {
+	if c, ok := e.winogradCoop(j.m, j.out.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
 	}
 	up, room := winogradScratchLayout(lim)
@@ -170,24 +170,39 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 }
 
 // winogradCoop returns the cooperative-matrix tile of the products of a
-// Winograd convolution of float16 images (f16), and whether they run on
-// cooperative matrices: where the tuning forces both Winograd and
-// cooperative matrices (winograd=1,coopmat=1 or cooptile=N: tile
-// CoopTile) and the device runs the tile; a test's force decides first.
-// Not a default: the halves' products round 15 times more than the direct
-// sums (ops/doc.go), and their speed is not measured on a real GPU yet.
-func (e *convEngine) winogradCoop(f16 bool) (convChoice, bool) {
+// Winograd convolution of m output channels on float16 images (f16), and
+// whether they run on cooperative matrices: where the tuning asks
+// (WinogradCoopMat, or Winograd with cooperative matrices forced) and the
+// device runs the tile, the tuning's CoopTile where Path forces
+// cooperative matrices, else winogradCoopTile's; a test's force decides
+// first. Not a default: the halves' products round 15 times more than
+// the direct sums, and their speed is not measured on a GPU yet.
+func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
 	lim := e.dev.Limits()
 	if e.force != nil {
 		c := *e.force
 		return c, c.path == convPathWinogradCoop && f16 && convCoopRuns(lim, c)
 	}
 	t := e.tune
-	if !f16 || !t.Winograd || t.Path != ConvolutionPathCoopMat {
+	forced := t.Path == ConvolutionPathCoopMat
+	if !f16 || !(t.WinogradCoopMat || t.Winograd && forced) {
 		return convChoice{}, false
 	}
-	c := convChoice{path: convPathWinogradCoop, ctile: t.CoopTile}
+	c := convChoice{path: convPathWinogradCoop, ctile: winogradCoopTile(m)}
+	if forced {
+		c.ctile = t.CoopTile
+	}
 	return c, convCoopRuns(lim, c)
+}
+
+// winogradCoopTile is the cooperative-matrix tile (convCoopTiles) of the
+// Winograd products of m output channels (rows): 64 x 128 where m is at
+// most 64, else 128 x 128, both in 2 x 4 subgroups.
+func winogradCoopTile(m int) int {
+	if m <= 64 {
+		return 2
+	}
+	return convCoopDefaultTile
 }
 
 // encodeWinograd records j as plan p (see winograd).
@@ -367,7 +382,7 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	lim := e.dev.Limits()
 	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
-	if c, ok := e.winogradCoop(j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
+	if c, ok := e.winogradCoop(j.m, j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
 	}
 	per := 1 // D and V values per float32 slot

@@ -279,9 +279,9 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 			})
 		}
 	}
-	// Through the tuning (the real build only): winograd=1 with a
-	// cooperative-matrix tile, on float16 images; not on float32 images,
-	// and not by default.
+	// Through the tuning (the real build only): winocoop=1, and
+	// winograd=1 with a cooperative-matrix tile, on float16 images; not
+	// on float32 images, and not by default.
 	r := rand.New(rand.NewSource(7))
 	c := winogradCases()[1]
 	c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 64, 64
@@ -290,7 +290,8 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 		tune string
 		half bool
 		want bool
-	}{{"winograd=1,cooptile=2", true, runs}, {"winograd=1,cooptile=2", false, false}, {"", true, false}} {
+	}{{"winograd=1,cooptile=2", true, runs}, {"winocoop=1", true, runs}, {"winograd=1,cooptile=2", false, false},
+		{"winocoop=1", false, false}, {"", true, false}} {
 		tu, err := ops.ParseConvolutionTuning(tc.tune)
 		require.NoError(t, err)
 		var kernels []any
