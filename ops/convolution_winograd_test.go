@@ -46,41 +46,53 @@ func TestConvolutionWinograd(t *testing.T) {
 		for _, half := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s half=%v", ops.ConvTileName(tile), half), func(t *testing.T) {
 				r := rand.New(rand.NewSource(int64(41 + tile)))
-				var kernels []any
-				force := func(k any) {
+				winogradCheck(t, dev, r, winogradCases(), half, "winograd", func(k any) {
 					if !ops.ConvForcePath(k, "winograd", tile) {
 						t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
 					}
-					kernels = append(kernels, k)
-				}
-				for _, c := range winogradCases() {
-					kernels = kernels[:0]
-					convRunCase(t, dev, c, r, half, force)
-					winogradTook(t, kernels, c)
-				}
-				// The transpose convolution of a 3x3 stride-1 convolution
-				// is a 3x3 convolution of its source with the taps
-				// reversed; its data gradient a plain one.
-				c := convTCase{convCase: winogradCases()[0]}
-				c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
-				c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
-				kernels = kernels[:0]
-				convTCheck(t, dev, c, c.data(r), half, force)
-				winogradTook(t, kernels, c)
+				})
 			})
 		}
 	}
 }
 
+// winogradCheck runs cases (convRunCase: the convolution and its
+// gradients) and a transpose convolution with its gradients (the first
+// case's geometry), every kernel forced by force, against the reference
+// (half: float16 images), and checks the kernels took path.
+func winogradCheck(t *testing.T, dev *vk.Device, r *rand.Rand, cases []convCase, half bool, path string, force func(k any)) {
+	t.Helper()
+	var kernels []any
+	forced := func(k any) {
+		force(k)
+		kernels = append(kernels, k)
+	}
+	for _, c := range cases {
+		kernels = kernels[:0]
+		convRunCase(t, dev, c, r, half, forced)
+		winogradTook(t, kernels, c, path)
+	}
+	// The transpose convolution of a 3x3 stride-1 convolution is a 3x3
+	// convolution of its source with the taps reversed; its data gradient
+	// a plain one.
+	c := convTCase{convCase: cases[0]}
+	c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
+	c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
+	kernels = kernels[:0]
+	convTCheck(t, dev, c, c.data(r), half, forced)
+	winogradTook(t, kernels, c, path)
+}
+
 // winogradTook checks that kernels ran their image GEMMs, and the
-// gradients their weight gradients, as Winograd.
-func winogradTook(t *testing.T, kernels []any, c any) {
+// gradients their weight gradients, on path ("winograd" or
+// "winograd-coopmat").
+func winogradTook(t *testing.T, kernels []any, c any, path string) {
 	t.Helper()
 	for _, k := range kernels {
-		assert.Equal(t, "winograd", ops.ConvLastPath(k), "%T %v", k, c)
+		assert.Equal(t, path, ops.ConvLastPath(k), "%T %v", k, c)
 		switch k.(type) {
 		case *ops.ConvolutionGradient, *ops.ConvolutionTransposeGradient:
-			assert.Equal(t, "winograd", ops.ConvLastWeightsPath(k), "%T %v", k, c)
+			assert.Equal(t, path, ops.ConvLastWeightsPath(k), "%T %v", k, c)
 		}
 	}
 }
@@ -187,7 +199,7 @@ func TestConvolutionWinogradParts(t *testing.T) {
 				}).SetTuning(tu))
 				kernels = append(kernels, k)
 			})
-			winogradTook(t, kernels, tc.c)
+			winogradTook(t, kernels, tc.c, "winograd")
 		})
 	}
 }
@@ -200,41 +212,55 @@ func TestConvolutionWinogradAccuracy(t *testing.T) {
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(3))
 	for _, ch := range []int{16, 64, 256} {
-		c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: ch, OutputFeatureChannels: 32,
-			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 2, h: 12, w: 12,
-			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}
+		c := winogradAccuracyCase(ch, 32)
 		cd := c.data(r)
-		want, _ := convRefForward(t, c, cd)
-		var rel [2]float64
-		for i, tu := range []ops.ConvolutionTuning{{NoWinograd: true}, {Winograd: true}} {
-			k, err := ops.NewConvolution(dev, c.d)
-			require.NoError(t, err)
-			defer k.Close()
-			require.NoError(t, k.SetTuning(tu))
-			k.Padding = padding.Explicit(c.pads, false, false)
-			src := convNewImage(t, dev, false, c.n, ch, c.h, c.w, cd.x)
-			w, _ := convParams(t, dev, c, cd)
-			var dst *ops.Image
-			require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
-				var err error
-				dst, err = k.EncodeNew(cb, src, w, nil)
-				return err
-			}))
-			defer dst.Close()
-			got, err := dst.Read(context.Background())
-			require.NoError(t, err)
-			var e2, w2 float64
-			for j := range got {
-				e := float64(got[j]) - want[j]
-				e2 += e * e
-				w2 += want[j] * want[j]
-			}
-			rel[i] = math.Sqrt(e2 / w2)
-		}
-		t.Logf("%d channels: relative RMS error %.3g direct, %.3g Winograd", ch, rel[0], rel[1])
-		assert.LessOrEqual(t, rel[1], 20*rel[0], "%d channels", ch)
-		assert.LessOrEqual(t, rel[1], 1e-5, "%d channels", ch)
+		direct := winogradForwardError(t, dev, c, cd, false, "direct")
+		wino := winogradForwardError(t, dev, c, cd, false, "winograd")
+		t.Logf("%d channels: relative RMS error %.3g direct, %.3g Winograd", ch, direct, wino)
+		assert.LessOrEqual(t, wino, 20*direct, "%d channels", ch)
+		assert.LessOrEqual(t, wino, 1e-5, "%d channels", ch)
 	}
+}
+
+// winogradAccuracyCase is a 3x3 convolution of in to out channels over
+// two 12x12 images, padded by 1.
+func winogradAccuracyCase(in, out int) convCase {
+	return convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 2, h: 12, w: 12,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}
+}
+
+// winogradForwardError runs c's forward on cd (half: float16 images, cd.x
+// already halves) forced onto path (ConvForcePath with tile 2, checked
+// to have run) and returns its relative RMS error against the float64
+// reference.
+func winogradForwardError(t *testing.T, dev *vk.Device, c convCase, cd convData, half bool, path string) float64 {
+	t.Helper()
+	want, _ := convRefForward(t, c, cd)
+	k, err := ops.NewConvolution(dev, c.d)
+	require.NoError(t, err)
+	defer k.Close()
+	require.True(t, ops.ConvForcePath(k, path, 2), path)
+	k.Padding = padding.Explicit(c.pads, false, false)
+	src := convNewImage(t, dev, half, c.n, c.d.InputFeatureChannels, c.h, c.w, cd.x)
+	w, _ := convParams(t, dev, c, cd)
+	var dst *ops.Image
+	require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
+		var err error
+		dst, err = k.EncodeNew(cb, src, w, nil)
+		return err
+	}))
+	defer dst.Close()
+	require.Equal(t, strings.TrimSuffix(path, "-emulated"), ops.ConvLastPath(k))
+	got, err := dst.Read(context.Background())
+	require.NoError(t, err)
+	var e2, w2 float64
+	for j := range got {
+		e := float64(got[j]) - want[j]
+		e2 += e * e
+		w2 += want[j] * want[j]
+	}
+	return math.Sqrt(e2 / w2)
 }
 
 // winogradCoopSlack is convHalfSlack for the Winograd products on
@@ -257,25 +283,12 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 		for _, tile := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s tile %d", path, tile), func(t *testing.T) {
 				r := rand.New(rand.NewSource(int64(77 + tile)))
-				var kernels []any
-				force := func(k any) {
+				t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
+				winogradCheck(t, dev, r, winogradCases()[:2], true, "winograd-coopmat", func(k any) {
 					if !ops.ConvForcePath(k, path, tile) {
 						t.Skipf("%s has no cooperative matrices for tile %d", dev.Info().Name, tile)
 					}
-					t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
-					kernels = append(kernels, k)
-				}
-				for _, c := range winogradCases()[:2] {
-					kernels = kernels[:0]
-					convRunCase(t, dev, c, r, true, force)
-					winogradCoopTook(t, kernels, c)
-				}
-				c := convTCase{convCase: winogradCases()[0]}
-				c.d.Neuron = ops.NewNeuronDescriptor(ops.NeuronSigmoid)
-				c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 6, 5
-				kernels = kernels[:0]
-				convTCheck(t, dev, c, c.data(r), true, force)
-				winogradCoopTook(t, kernels, c)
+				})
 			})
 		}
 	}
@@ -306,19 +319,6 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 			if _, grad := k.(*ops.ConvolutionGradient); grad {
 				assert.Equal(t, tc.want, ops.ConvLastWeightsPath(k) == "winograd-coopmat", "%T %q half=%v", k, tc.tune, tc.half)
 			}
-		}
-	}
-}
-
-// winogradCoopTook checks that kernels ran their image GEMMs, and the
-// gradients their weight gradients, as Winograd on cooperative matrices.
-func winogradCoopTook(t *testing.T, kernels []any, c any) {
-	t.Helper()
-	for _, k := range kernels {
-		assert.Equal(t, "winograd-coopmat", ops.ConvLastPath(k), "%T %v", k, c)
-		switch k.(type) {
-		case *ops.ConvolutionGradient, *ops.ConvolutionTransposeGradient:
-			assert.Equal(t, "winograd-coopmat", ops.ConvLastWeightsPath(k), "%T %v", k, c)
 		}
 	}
 }
@@ -360,7 +360,7 @@ func TestConvolutionWinogradCoopParts(t *testing.T) {
 				require.True(t, ops.ConvForcePath(k, "winograd-coopmat-emulated", 2))
 				kernels = append(kernels, k)
 			})
-			winogradCoopTook(t, kernels, tc.c)
+			winogradTook(t, kernels, tc.c, "winograd-coopmat")
 			parts, splits := ops.ConvLastWinogradWeights(kernels[1])
 			assert.Greater(t, parts, 1)
 			assert.Equal(t, max(tc.splits, 1), splits)
@@ -378,41 +378,14 @@ func TestConvolutionWinogradCoopAccuracy(t *testing.T) {
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(4))
 	for _, ch := range []int{16, 64} {
-		c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: ch, OutputFeatureChannels: 16,
-			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}, n: 2, h: 12, w: 12,
-			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}
+		c := winogradAccuracyCase(ch, 16)
 		cd := c.data(r)
 		cd.x = toHalf(cd.x)
-		want, _ := convRefForward(t, c, cd)
-		var rel [3]float64
-		for i, path := range []string{"direct", "winograd", "winograd-coopmat-emulated"} {
-			k, err := ops.NewConvolution(dev, c.d)
-			require.NoError(t, err)
-			defer k.Close()
-			require.True(t, ops.ConvForcePath(k, path, 2), path)
-			k.Padding = padding.Explicit(c.pads, false, false)
-			src := convNewImage(t, dev, true, c.n, ch, c.h, c.w, cd.x)
-			w, _ := convParams(t, dev, c, cd)
-			var dst *ops.Image
-			require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
-				var err error
-				dst, err = k.EncodeNew(cb, src, w, nil)
-				return err
-			}))
-			defer dst.Close()
-			assert.Equal(t, strings.TrimSuffix(path, "-emulated"), ops.ConvLastPath(k))
-			got, err := dst.Read(context.Background())
-			require.NoError(t, err)
-			var e2, w2 float64
-			for j := range got {
-				e := float64(got[j]) - want[j]
-				e2 += e * e
-				w2 += want[j] * want[j]
-			}
-			rel[i] = math.Sqrt(e2 / w2)
-		}
-		t.Logf("%d channels, float16: relative RMS error %.3g direct, %.3g Winograd, %.3g Winograd on cooperative matrices", ch, rel[0], rel[1], rel[2])
-		assert.LessOrEqual(t, rel[1], 2*rel[0], "%d channels", ch)
-		assert.LessOrEqual(t, rel[2], 6e-3, "%d channels", ch)
+		direct := winogradForwardError(t, dev, c, cd, true, "direct")
+		wino := winogradForwardError(t, dev, c, cd, true, "winograd")
+		coop := winogradForwardError(t, dev, c, cd, true, "winograd-coopmat-emulated")
+		t.Logf("%d channels, float16: relative RMS error %.3g direct, %.3g Winograd, %.3g Winograd on cooperative matrices", ch, direct, wino, coop)
+		assert.LessOrEqual(t, wino, 2*direct, "%d channels", ch)
+		assert.LessOrEqual(t, coop, 6e-3, "%d channels", ch)
 	}
 }
