@@ -25,19 +25,95 @@ layout(constant_id = 18) const bool TWO_PHASE = true;
 
 layout(std430, binding = 2) writeonly buffer Argmax { uint am[]; };
 
-void main() {
-	const int PER = 32 / AMBITS;
-	const uint MASK = 0xffffffffu >> (32 - AMBITS);
-	Strip p;
-	if (!stripOf(p)) return;
-	uint code[OX];
+// FAST: first a pass that assumes the common case, no NaN in the strip
+// and no window whose maximum could be an outside tap (the strip lies
+// inside the image, or the maximum differs from the value outside taps
+// hold): the maximum and its first tap with one compare and one or two
+// selects per tap, no NaN or edge bookkeeping. A strip outside that case
+// (rare: NaNs, or a border window whose maximum is 0 under EdgeZero, or
+// -inf or no tap under EdgeClamp) runs the full pass below (TWO_PHASE's
+// choice) again from memory, so both give the same bits. Off by default:
+// not yet timed on a GPU (Tuning argmax=3 and 4 turn it on).
+layout(constant_id = 19) const bool FAST = false;
+
+const int PER = 32 / AMBITS;
+const uint MASK = 0xffffffffu >> (32 - AMBITS);
+
+// usedCol reports whether some window of the strip has a tap in segment
+// column e (with dilation, some columns between taps are loaded but unused).
+bool usedCol(int e) {
+	bool u = false;
+	[[unroll]] for (int o = 0; o < OX; o++)
+		[[unroll]] for (int kx = 0; kx < KW; kx++) u = u || tapCol(o, kx) == e;
+	return u;
+}
+
+// fastPass fills res and code under the common case's assumptions and
+// returns whether they held.
+bool fastPass(Strip p, inout uint code[OX]) {
+	const float OUT = CLAMP ? NEG_INF : 0.0;
+	float m[OX];
+	bool nan = false;
+	// Whether every tap of the strip is inside the image.
+	bool inside = p.s.x >= 0 && p.s.x + SEG <= pc.srcSize.x && p.s.y >= 0 && p.s.y + KEY <= pc.srcSize.y;
+	if (TWO_PHASE) {
+		// The maximum, then the first tap equal to it (taps in reverse).
+		float v[KH * SEG];
+		[[unroll]] for (int o = 0; o < OX; o++) m[o] = NEG_INF;
+		[[unroll]] for (int ky = 0; ky < KH; ky++) {
+			loadRowOutside(p, ky, OUT);
+			[[unroll]] for (int e = 0; e < SEG; e++) {
+				v[ky * SEG + e] = segV[e];
+				if (usedCol(e)) nan = nan || isnan(segV[e]);
+			}
+			[[unroll]] for (int o = 0; o < OX; o++)
+				[[unroll]] for (int kx = 0; kx < KW; kx++) m[o] = max(m[o], segV[tapCol(o, kx)]);
+		}
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			uint c = 0u;
+			[[unroll]] for (int t = KH * KW - 1; t >= 0; t--)
+				c = v[(t / KW) * SEG + tapCol(o, t % KW)] == m[o] ? uint(t) : c;
+			code[o] = c;
+		}
+	} else {
+		// Tap by tap: a strictly greater tap takes over.
+		[[unroll]] for (int ky = 0; ky < KH; ky++) {
+			loadRowOutside(p, ky, OUT);
+			[[unroll]] for (int e = 0; e < SEG; e++)
+				if (usedCol(e)) nan = nan || isnan(segV[e]);
+			[[unroll]] for (int o = 0; o < OX; o++) {
+				[[unroll]] for (int kx = 0; kx < KW; kx++) {
+					float x = segV[tapCol(o, kx)];
+					if (ky == 0 && kx == 0) {
+						m[o] = x;
+						code[o] = 0u;
+					} else {
+						bool gt = x > m[o];
+						m[o] = gt ? x : m[o];
+						code[o] = gt ? uint(ky * KW + kx) : code[o];
+					}
+				}
+			}
+		}
+	}
+	bool ok = !nan;
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		ok = ok && (inside || m[o] != OUT || o >= p.count);
+		res[o] = m[o];
+		code[o] = o < p.count ? code[o] : MASK;
+	}
+	return ok;
+}
+
+// fullPass fills res and code for any strip: NaNs, outside taps, windows
+// with no tap inside.
+void fullPass(Strip p, inout uint code[OX]) {
 	if (TWO_PHASE) {
 		// Per window, the maximum first (NaN aside, as the forward computes
 		// it), then the first tap equal to it, or the first NaN: the same
 		// winner as comparing tap by tap with a strict >, at one compare and
 		// one select per tap. Outside taps hold the edge mode's value (0, or
 		// -inf under EdgeClamp, where they are never chosen).
-		columns(p);
 		float v[KH * SEG];
 		bool in_[KH * SEG];
 		float m[OX];
@@ -77,7 +153,6 @@ void main() {
 		// considers (inside taps; outside ones too under EdgeZero, reading 0)
 		// wins when it is the first, or when no NaN has won and it is a NaN or
 		// strictly greater: the first maximum, or the first NaN.
-		columns(p);
 		float m[OX];
 		bool have[OX], nan[OX];
 		[[unroll]] for (int o = 0; o < OX; o++) {
@@ -107,6 +182,16 @@ void main() {
 			code[o] = o < p.count ? code[o] : MASK;
 		}
 	}
+}
+
+void main() {
+	Strip p;
+	if (!stripOf(p)) return;
+	uint code[OX];
+	columns(p);
+	bool done = false;
+	if (FAST) done = fastPass(p, code);
+	if (!done) fullPass(p, code);
 	if (WRITE_VALUES) storeResults(p);
 	uint rowWords = (uint(pc.clipSize.x) + uint(PER) - 1u) / uint(PER);
 	uint amRow = pc.amBase + p.n * pc.amBatch + p.c * pc.amPlane + uint(p.o.y) * rowWords;

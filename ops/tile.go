@@ -190,11 +190,21 @@ func stripWidth(g Geometry, pass passKind, t Tuning) int {
 // and slower only for dilated 2x2 windows (110 against 99 us). t.Argmax
 // overrides the choice.
 func argmaxTwoPhase(g Geometry, t Tuning) bool {
-	if t.Argmax != 0 {
-		return t.Argmax == ArgmaxTwoPhase
+	switch t.Argmax {
+	case ArgmaxTwoPhase, ArgmaxFastTwoPhase:
+		return true
+	case ArgmaxTapByTap, ArgmaxFastTapByTap:
+		return false
 	}
 	dilated := g.DilationX != 1 || g.DilationY != 1
 	return !dilated || g.KernelWidth*g.KernelHeight > 4
+}
+
+// argmaxFast reports whether the direct argmax pass tries the fast pass
+// first (ArgmaxFastTapByTap, ArgmaxFastTwoPhase), falling back to the
+// full pass of the same kind where it does not apply.
+func argmaxFast(g Geometry, t Tuning) bool {
+	return t.Argmax == ArgmaxFastTapByTap || t.Argmax == ArgmaxFastTwoPhase
 }
 
 // loadWidth returns the widest aligned load (4, 2 or 1 elements; 8 for
@@ -372,6 +382,9 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		}
 		if !tiled(ps.geom) && !argmaxTwoPhase(ps.geom, ps.tune) {
 			spec["TWO_PHASE"] = 0
+		}
+		if !tiled(ps.geom) && argmaxFast(ps.geom, ps.tune) {
+			spec["FAST"] = 1
 		}
 	}
 	name := ""

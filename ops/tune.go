@@ -13,9 +13,15 @@ var ErrTuning = errors.New("ops: invalid tuning")
 
 // Argmax passes a Tuning can force.
 const (
-	ArgmaxTapByTap  = 1 // tap by tap, keeping the maximum and its tap with selects
-	ArgmaxTwoPhase  = 2 // each window's maximum first, then the first tap equal to it
-	argmaxPassCount = 2
+	ArgmaxTapByTap = 1 // tap by tap, keeping the maximum and its tap with selects
+	ArgmaxTwoPhase = 2 // each window's maximum first, then the first tap equal to it
+	// The fast passes first assume no NaN in the strip and no window whose
+	// maximum could be an outside tap, with one compare and one or two
+	// selects per tap, and run the full pass of the same kind only for strips
+	// where that does not hold.
+	ArgmaxFastTapByTap = 3 // the fast pass tap by tap
+	ArgmaxFastTwoPhase = 4 // the fast pass two-phase
+	argmaxPassCount    = 4
 )
 
 // Tuning overrides the work shapes a kernel picks, for measuring
@@ -49,9 +55,9 @@ type Tuning struct {
 	// NoVectorStores (vstore=0): the direct passes store strips value by
 	// value instead of as one vector.
 	NoVectorStores bool
-	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1) or
-	// ArgmaxTwoPhase (2); the default is two-phase but for dilated windows
-	// of at most 4 taps.
+	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
+	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
+	// the default is two-phase but for dilated windows of at most 4 taps.
 	Argmax int
 }
 
@@ -69,7 +75,7 @@ func (t Tuning) Validate() error {
 	case t.LoadWidth != 0 && (t.LoadWidth < 1 || t.LoadWidth > 8 || !pow2(t.LoadWidth)):
 		return fmt.Errorf("%w: load width (vw) %d: want 1, 2, 4 or 8", ErrTuning, t.LoadWidth)
 	case t.Argmax < 0 || t.Argmax > argmaxPassCount:
-		return fmt.Errorf("%w: argmax pass %d: want 1 (tap by tap) or 2 (two-phase)", ErrTuning, t.Argmax)
+		return fmt.Errorf("%w: argmax pass %d: want 1 (tap by tap), 2 (two-phase), 3 (fast, tap by tap) or 4 (fast, two-phase)", ErrTuning, t.Argmax)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ func TestParseTuning(t *testing.T) {
 		"vstore=1": {},
 		"ox=2, gathercx=3,wg=128,vw=8,vstore=0,argmax=1": {StripWidth: 2, GatherCells: 3, Workgroup: 128, LoadWidth: 8, NoVectorStores: true, Argmax: ArgmaxTapByTap},
 		" wg = 1024 ,argmax=2,":                          {Workgroup: 1024, Argmax: ArgmaxTwoPhase},
+		"argmax=3":                                       {Argmax: ArgmaxFastTapByTap},
+		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -59,7 +61,7 @@ func TestParseTuningRefuses(t *testing.T) {
 		assert.True(t, errors.Is(err, ErrTuning), "%q: %v", s, err)
 		assert.Contains(t, err.Error(), msg, "%q", s)
 	}
-	for _, bad := range []Tuning{{StripWidth: 5}, {GatherCells: 9}, {Workgroup: 48}, {LoadWidth: -1}, {Argmax: 3}, {Argmax: -1}} {
+	for _, bad := range []Tuning{{StripWidth: 5}, {GatherCells: 9}, {Workgroup: 48}, {LoadWidth: -1}, {Argmax: 5}, {Argmax: -1}} {
 		assert.ErrorIs(t, bad.Validate(), ErrTuning, "%+v", bad)
 	}
 }
@@ -83,6 +85,12 @@ func TestTuningSteersThePasses(t *testing.T) {
 	d2 := Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
 	assert.False(t, argmaxTwoPhase(d2, Tuning{}), "dilated 2x2: tap by tap")
 	assert.True(t, argmaxTwoPhase(d2, Tuning{Argmax: ArgmaxTwoPhase}))
+	assert.False(t, argmaxFast(g, Tuning{}), "the fast passes are not the default")
+	assert.False(t, argmaxFast(g, Tuning{Argmax: ArgmaxTwoPhase}))
+	assert.True(t, argmaxFast(d2, Tuning{Argmax: ArgmaxFastTapByTap}))
+	assert.False(t, argmaxTwoPhase(d2, Tuning{Argmax: ArgmaxFastTapByTap}), "fast tap by tap falls back to tap by tap")
+	assert.True(t, argmaxFast(g, Tuning{Argmax: ArgmaxFastTwoPhase}))
+	assert.True(t, argmaxTwoPhase(g, Tuning{Argmax: ArgmaxFastTwoPhase}))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.True(t, vectorStore(Tuning{}, 4, 8, 0, 0, 8))

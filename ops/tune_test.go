@@ -61,6 +61,8 @@ func TestTuningKeepsResults(t *testing.T) {
 		{StripWidth: 1, GatherCells: 1, Workgroup: 32, LoadWidth: 1, NoVectorStores: true, Argmax: ops.ArgmaxTapByTap},
 		{StripWidth: 8, GatherCells: 8, Workgroup: 1024, Argmax: ops.ArgmaxTwoPhase},
 		{StripWidth: 2, GatherCells: 3, LoadWidth: 2},
+		{Argmax: ops.ArgmaxFastTapByTap},
+		{StripWidth: 8, LoadWidth: 1, Argmax: ops.ArgmaxFastTwoPhase},
 	}
 	for _, kind := range []ops.PoolingKind{ops.KindMax, ops.KindAverage, ops.KindL2Norm} {
 		input := gradInput(r, kind, src.N*src.C*src.H*src.W)
