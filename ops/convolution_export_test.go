@@ -148,6 +148,16 @@ func ConvLastWeightsPath(k any) string {
 	return k.(interface{ engine() *convEngine }).engine().lastWeights.String()
 }
 
+// ConvOwnScratch returns the float32 values of a family kernel's own
+// scratch (0 while it shares a ConvolutionScratch, or before it needs
+// one).
+func ConvOwnScratch(k any) int {
+	if s := k.(interface{ engine() *convEngine }).engine().scratch; s != nil {
+		return s.Len()
+	}
+	return 0
+}
+
 // ConvLastWinogradWeights returns the batch parts and the splits of the
 // tiles of the last Winograd weight gradient a family kernel encoded.
 func ConvLastWinogradWeights(k any) (parts, splits int) {

@@ -576,9 +576,10 @@ type convEngine struct {
 	prelu   *vk.Buffer
 	dummy   *vk.Buffer
 	scratch *Image
-	force   *convChoice       // tests: force a path
-	tune    ConvolutionTuning // SetTuning's overrides
-	last    convPath          // the path of the last image GEMM encoded (tests)
+	shared  *ConvolutionScratch // SetScratch's, used instead of scratch
+	force   *convChoice         // tests: force a path
+	tune    ConvolutionTuning   // SetTuning's overrides
+	last    convPath            // the path of the last image GEMM encoded (tests)
 	// lastWeights: tiled or Winograd, the path of the last weight
 	// gradient encoded (tests).
 	lastWeights convPath
@@ -624,12 +625,16 @@ func (e *convEngine) close() error {
 		}
 		e.scratch = nil
 	}
+	e.shared = nil // its owner closes it
 	return first
 }
 
 // scratchImage returns a float32 scratch of at least n values (kept and
 // grown; a replaced one is freed once the work using it is done).
 func (e *convEngine) scratchImage(n int) (*Image, error) {
+	if e.shared != nil {
+		return e.shared.image(n, e.label)
+	}
 	if e.scratch != nil && e.scratch.Len() >= n {
 		return e.scratch, nil
 	}
