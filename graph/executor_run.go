@@ -188,8 +188,27 @@ func (p *Pending) wait(ctx context.Context) (map[string][]float32, error) {
 }
 
 // record encodes the whole run into one command buffer for run set set:
-// input staging copies, every step, output staging copies.
+// input staging copies, every step, output staging copies. Where the
+// shared convolution scratch grew on the way (the first recording), it
+// records again: the first recording's kernels bound the smaller buffers
+// it replaced, which would stay allocated as long as the recording.
 func (e *Executor) record(set int) (*vk.CommandBuffer, error) {
+	var grown uint64
+	if e.scratch != nil {
+		grown = e.scratch.Grown()
+	}
+	cb, err := e.recordOnce(set)
+	if err != nil || e.scratch == nil || e.scratch.Grown() == grown {
+		return cb, err
+	}
+	if err := cb.Close(); err != nil {
+		return nil, err
+	}
+	return e.recordOnce(set)
+}
+
+// recordOnce is record without the second recording.
+func (e *Executor) recordOnce(set int) (*vk.CommandBuffer, error) {
 	opts := []vk.CommandBufferOption{vk.WithLabel(fmt.Sprintf("graph run (set %d)", set))}
 	switch {
 	case e.opts.Profile:

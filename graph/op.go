@@ -110,20 +110,26 @@ func (b *buildCtx) encode(f func(cb *vk.CommandBuffer) error) { b.st.encode = f 
 // closer registers a kernel or state the executor closes with itself.
 func (b *buildCtx) closer(c interface{ Close() error }) { b.e.closers = append(b.e.closers, c) }
 
-// tuneConv gives a convolution-family kernel the compile options'
-// ConvolutionTuning, when it is not the default.
-func (b *buildCtx) tuneConv(k any) error {
-	t := b.opts.ConvolutionTuning
-	if t == (ops.ConvolutionTuning{}) {
-		return nil
-	}
-	tk, ok := k.(interface {
+// setupConv gives a convolution-family kernel the compile options'
+// ConvolutionTuning (when it is not the default) and the executor's
+// shared scratch (unless ScratchPerKernel).
+func (b *buildCtx) setupConv(k any) error {
+	ck, ok := k.(interface {
 		SetTuning(ops.ConvolutionTuning) error
+		SetScratch(*ops.ConvolutionScratch) error
 	})
 	if !ok {
-		return fmt.Errorf("%w: node %q: its kernel %T takes no convolution tuning", ErrGraph, b.n.name, k)
+		return fmt.Errorf("%w: node %q: its kernel %T is not of the convolution family", ErrGraph, b.n.name, k)
 	}
-	return tk.SetTuning(t)
+	if t := b.opts.ConvolutionTuning; t != (ops.ConvolutionTuning{}) {
+		if err := ck.SetTuning(t); err != nil {
+			return err
+		}
+	}
+	if b.e.scratch != nil {
+		return ck.SetScratch(b.e.scratch)
+	}
+	return nil
 }
 
 // forwardState returns the state the forward step recorded, for a gradient

@@ -154,7 +154,7 @@ func (o *ConvolutionOp) build(b *buildCtx) error {
 		c.Label, k = b.n.name, c
 	}
 	b.closer(k)
-	if err := b.tuneConv(k); err != nil {
+	if err := b.setupConv(k); err != nil {
 		return err
 	}
 	b.encode(func(cb *vk.CommandBuffer) error { return k.Encode(cb, src, w, bias, dst) })
@@ -221,7 +221,7 @@ func (o *ConvolutionDataGradientOp) build(b *buildCtx) error {
 		g.Label, k = b.n.name, g
 	}
 	b.closer(k)
-	if err := b.tuneConv(k); err != nil {
+	if err := b.setupConv(k); err != nil {
 		return err
 	}
 	b.encode(func(cb *vk.CommandBuffer) error { return k.EncodeData(cb, dy, w, dx) })
@@ -308,7 +308,7 @@ func (o *ConvolutionWeightsGradientOp) build(b *buildCtx) error {
 		c.Label, g = b.n.name, c
 	}
 	b.closer(g)
-	if err := b.tuneConv(g); err != nil {
+	if err := b.setupConv(g); err != nil {
 		return err
 	}
 	if dW == nil {

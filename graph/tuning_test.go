@@ -68,3 +68,69 @@ func TestCompileConvolutionTuning(t *testing.T) {
 	require.ErrorIs(t, err, ops.ErrTuning)
 	require.ErrorContains(t, err, "Winograd both forced and refused")
 }
+
+// The convolution-family kernels of a graph share one scratch by
+// default: a training step with Winograd convolutions and split-K weight
+// gradients, pipelined over three runs, gives bit for bit the results of
+// a scratch per kernel (ScratchPerKernel), and the shared scratch is
+// used (the kernels' own stay empty: ops's TestConvolutionScratchShared).
+// The memory saved shows at scale only (the device allocates blocks of
+// 128 MiB): vkmps train synthetic reports it.
+func TestCompileSharedScratch(t *testing.T) {
+	dev := vktest.Open(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(8))
+	shapes := map[string]ops.ImageDescriptor{"x": {N: 4, C: 8, H: 20, W: 20}, "labels": {N: 4, C: 10, H: 1, W: 1}}
+	x := randomData(r, n(shapes["x"]))
+	labels := make([]float32, 40)
+	for i := 0; i < 4; i++ {
+		labels[10*i+r.Intn(10)] = 1
+	}
+	type result struct {
+		losses  []float32
+		scratch uint64
+	}
+	train := func(perKernel bool) result {
+		g := graph.New()
+		xi := must(g.Input("x"))
+		li := must(g.Input("labels"))
+		pad := graph.ConvolutionOptions{Padding: padding.Explicit(padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, false, false)}
+		d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 8, OutputFeatureChannels: 8,
+			Neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}
+		c1 := must(g.Convolution("c1", xi, d, pad))
+		c2 := must(g.Convolution("c2", c1.Result(), d, pad))
+		c3 := must(g.Convolution("c3", c2.Result(), d, pad))
+		f := must(g.FullyConnected("f", c3.Result(), 8*20*20, 10, ops.NeuronDescriptor{}, graph.ConvolutionOptions{}))
+		loss := must(g.Loss("loss", ops.LossDescriptor{Type: ops.LossSoftmaxCrossEntropy, Reduction: ops.ReductionMean}, f.Result(), li))
+		updates := must(g.Optimize(loss, must(ops.ParseOptimizer("momentum", 0.01, 0.9, 0))))
+		tu := ops.ConvolutionTuning{Winograd: true, Splits: 3}
+		e := must(g.Compile(dev, graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{loss.Result()}, Compute: updates,
+			Mode: graph.ModeTraining, Pipelined: true, ConvolutionTuning: tu, ScratchPerKernel: perKernel}))
+		defer func() { require.NoError(t, e.Close()) }()
+		assert.Zero(t, e.ScratchSize())
+		var res result
+		var pending []*graph.Pending
+		for i := 0; i < 3; i++ {
+			p, err := e.Start(ctx, map[string][]float32{"x": x, "labels": labels})
+			require.NoError(t, err)
+			pending = append(pending, p)
+			if len(pending) == 2 {
+				out, err := pending[0].Wait(ctx)
+				require.NoError(t, err)
+				res.losses = append(res.losses, out["loss"]...)
+				pending = pending[1:]
+			}
+		}
+		out, err := pending[0].Wait(ctx)
+		require.NoError(t, err)
+		res.losses = append(res.losses, out["loss"]...)
+		res.scratch = e.ScratchSize()
+		return res
+	}
+	shared, own := train(false), train(true)
+	require.Len(t, shared.losses, 3)
+	assert.Equal(t, own.losses, shared.losses, "shared scratch against a scratch per kernel")
+	assert.Less(t, shared.losses[2], shared.losses[0], "it trains")
+	assert.Positive(t, shared.scratch)
+	assert.Zero(t, own.scratch)
+}

@@ -17,7 +17,8 @@ import (
 )
 
 const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--dtype float32|float16]
-                   [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--json FILE.jsonl] [--device D]
+                   [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--scratch-per-kernel]
+                   [--json FILE.jsonl] [--device D]
 
 Measures training steps of a model on random data: the inputs the loss
 depends on get normal random values (a softmax or categorical
@@ -37,6 +38,7 @@ type syntheticJob struct {
 	inputs                    map[string][]int
 	opt                       trainFlags
 	tuning                    ops.ConvolutionTuning // --conv-tuning
+	scratchPerKernel          bool
 }
 
 func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
@@ -71,6 +73,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fs.StringVar(&j.json, "json", "", "append the results as one JSON line to `FILE.jsonl`")
 	fs.StringVar(&j.device, "device", "", "device index or part of its name")
 	convTuningFlag(fs, &j.tuning)
+	fs.BoolVar(&j.scratchPerKernel, "scratch-per-kernel", false, "give every convolution-family kernel its own scratch (default: one shared)")
 	pos, err := parseInterleaved(sub, e, fs, args)
 	if err != nil {
 		return err
@@ -151,7 +154,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		}
 	}()
 	opts := graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{lossIm}, Compute: updates, Mode: graph.ModeTraining,
-		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format, ConvolutionTuning: j.tuning}
+		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format, ConvolutionTuning: j.tuning,
+		ScratchPerKernel: j.scratchPerKernel}
 	ex, err := g.Compile(dev, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
@@ -178,6 +182,11 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	if t := j.tuning.String(); t != "" {
 		fmt.Fprintf(e.stdout, "convolution tuning: %s\n", t)
 	}
+	// Device memory before the profiled copy below adds its own.
+	mem, plan, scratch := dev.MemoryStats().Bytes, ex.Plan(), ex.ScratchSize()
+	const mib = 1 << 20
+	fmt.Fprintf(e.stdout, "device memory: %.1f MiB (intermediate images %.1f MiB, shared convolution scratch %.1f MiB)\n",
+		float64(mem)/mib, float64(plan.Arena)/mib, float64(scratch)/mib)
 	// One profiled step on a second compiled copy: the GPU time per op kind.
 	prof := map[string]time.Duration{}
 	var total time.Duration
@@ -239,6 +248,10 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	rec["gpu_ms_steps"] = steps
 	if t := j.tuning.String(); t != "" {
 		rec["conv_tuning"] = t
+	}
+	rec["device_memory_mib"], rec["arena_mib"], rec["scratch_mib"] = float64(mem)/mib, float64(plan.Arena)/mib, float64(scratch)/mib
+	if j.scratchPerKernel {
+		rec["scratch_per_kernel"] = true
 	}
 	b, _ := json.Marshal(rec)
 	if err := tensorio.CheckOutput(j.json, j.file); err != nil {

@@ -67,10 +67,13 @@ func TestTrainSynthetic(t *testing.T) {
 		Steps      int       `json:"steps"`
 		MsPerStep  float64   `json:"ms_per_step"`
 		GPUMsSteps []float64 `json:"gpu_ms_steps"`
+		DeviceMiB  float64   `json:"device_memory_mib"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rec), string(b))
 	require.Equal(t, 3, rec.Steps)
 	require.Positive(t, rec.MsPerStep)
+	require.Positive(t, rec.DeviceMiB)
+	require.Contains(t, r.stdout, "device memory: ")
 	require.Len(t, rec.GPUMsSteps, 3)
 	if strings.Contains(r.stdout, "GPU time of one profiled step") {
 		for _, ms := range rec.GPUMsSteps {
@@ -78,18 +81,25 @@ func TestTrainSynthetic(t *testing.T) {
 		}
 	}
 
-	// --conv-tuning reaches the convolutions, is printed and recorded.
+	// --conv-tuning reaches the convolutions, is printed and recorded;
+	// --scratch-per-kernel leaves no shared scratch.
 	out2 := filepath.Join(t.TempDir(), "tuned.jsonl")
 	r = mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
-		"--input", "labels=10,1,1", "--steps", "2", "--conv-tuning", "direct=1", "--json", out2)
+		"--input", "labels=10,1,1", "--steps", "2", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--json", out2)
 	require.Contains(t, r.stdout, "convolution tuning: direct=1")
+	require.Contains(t, r.stdout, "shared convolution scratch 0.0 MiB")
 	b, err = os.ReadFile(out2)
 	require.NoError(t, err)
 	var tuned struct {
-		Tuning string `json:"conv_tuning"`
+		Tuning    string   `json:"conv_tuning"`
+		PerKernel bool     `json:"scratch_per_kernel"`
+		Scratch   *float64 `json:"scratch_mib"`
 	}
 	require.NoError(t, json.Unmarshal(b, &tuned), string(b))
 	require.Equal(t, "direct=1", tuned.Tuning)
+	require.True(t, tuned.PerKernel)
+	require.NotNil(t, tuned.Scratch)
+	require.Zero(t, *tuned.Scratch)
 }
 
 // Bad flags of train mnist and train synthetic are one-line errors.
