@@ -41,6 +41,12 @@ layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
 const bool A_KFAST = MODE == 1;
 const bool B_KFAST = MODE == 1;
 
+// The real build keeps the loaded halves as halves until staged (no
+// conversion to float32 and back); the emulated build as floats.
+#ifndef VKMPS_COOP_EMULATE
+#define GEMM_REG float16_t
+#define GEMM_REG_B4 f16vec4
+#endif
 #include "gemm_coopmat.glsl"
 
 uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats
@@ -62,7 +68,7 @@ void gemmFetchA(uint kt) {
 		uvec2 p = gemmPosA(t, r);
 		uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
 		bool in_ = m < gM && k < kLim;
-		ra[r] = in_ ? float(scrh[MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m]) : 0.0;
+		ra[r] = in_ ? GEMM_REG(scrh[MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m]) : GEMM_REG(0.0);
 	}
 }
 
@@ -74,14 +80,14 @@ void gemmFetchB(uint kt) {
 			uvec2 p = gemmPosB4(t, r);
 			uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
 			// n and T are multiples of 4: a quad is wholly in or out.
-			rb4[r] = k < kLim && n < gN ? vec4(scrh4[(vRow + k * pc.T + n) / 4u]) : vec4(0.0);
+			rb4[r] = k < kLim && n < gN ? GEMM_REG_B4(scrh4[(vRow + k * pc.T + n) / 4u]) : GEMM_REG_B4(0.0);
 		}
 		return;
 	}
 	[[unroll]] for (uint r = 0; r < RB; r++) {
 		uvec2 p = gemmPosB(t, r);
 		uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
-		rb[r] = k < kLim && n < gN ? float(scrh[vRow + (MODE == 1 ? n * pc.T + k : k * pc.T + n)]) : 0.0;
+		rb[r] = k < kLim && n < gN ? GEMM_REG(scrh[vRow + (MODE == 1 ? n * pc.T + k : k * pc.T + n)]) : GEMM_REG(0.0);
 	}
 }
 
