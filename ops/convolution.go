@@ -178,7 +178,7 @@ func (d ConvolutionDescriptor) geom() [6]int32 {
 type Convolution struct {
 	Kernel
 	desc ConvolutionDescriptor
-	eng  convEngine
+	convFamily
 }
 
 // NewConvolution makes a convolution kernel for d.
@@ -193,7 +193,7 @@ func NewConvolution(dev *vk.Device, d ConvolutionDescriptor) (*Convolution, erro
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -201,11 +201,6 @@ func NewConvolution(dev *vk.Device, d ConvolutionDescriptor) (*Convolution, erro
 
 // Descriptor returns the kernel's descriptor (zero fields normalized to 1).
 func (k *Convolution) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the kernel's buffers (PReLU slopes, scratch). Safe twice.
-func (k *Convolution) Close() error { return k.eng.close() }
-
-func (k *Convolution) engine() *convEngine { return &k.eng }
 
 // DestinationImageDescriptor applies the padding policy to src (the
 // channels and batch images the kernel reads), sets Offset from it and
@@ -644,7 +639,7 @@ type ConvolutionGradient struct {
 	// GradientOption selects data, weights and bias, or all (default).
 	GradientOption ConvolutionGradientOption
 	desc           ConvolutionDescriptor
-	eng            convEngine
+	convFamily
 }
 
 // NewConvolutionGradient makes the gradient kernel of a convolution of d.
@@ -659,7 +654,7 @@ func NewConvolutionGradient(dev *vk.Device, d ConvolutionDescriptor) (*Convoluti
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -667,11 +662,6 @@ func NewConvolutionGradient(dev *vk.Device, d ConvolutionDescriptor) (*Convoluti
 
 // Descriptor returns the kernel's descriptor.
 func (k *ConvolutionGradient) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the kernel's buffers. Safe twice.
-func (k *ConvolutionGradient) Close() error { return k.eng.close() }
-
-func (k *ConvolutionGradient) engine() *convEngine { return &k.eng }
 
 // SetForwardOffset places the windows as a forward kernel with Offset
 // (x, y) did: Offset becomes 0 and KernelOffset -(x, y).

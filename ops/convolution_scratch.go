@@ -114,31 +114,3 @@ func (e *convEngine) setScratch(label string, s *ConvolutionScratch) error {
 	e.shared = s
 	return nil
 }
-
-// SetScratch makes the kernel keep its intermediate values in s, shared
-// with the other kernels given s (see ConvolutionScratch); nil gives it
-// its own again. An error names a scratch of another device.
-func (k *Convolution) SetScratch(s *ConvolutionScratch) error { return k.eng.setScratch(k.Label, s) }
-
-// SetScratch shares s (see Convolution.SetScratch).
-func (k *ConvolutionGradient) SetScratch(s *ConvolutionScratch) error {
-	return k.eng.setScratch(k.Label, s)
-}
-
-// SetScratch shares s (see Convolution.SetScratch).
-func (k *ConvolutionTranspose) SetScratch(s *ConvolutionScratch) error {
-	return k.eng.setScratch(k.Label, s)
-}
-
-// SetScratch shares s (see Convolution.SetScratch).
-func (k *ConvolutionTransposeGradient) SetScratch(s *ConvolutionScratch) error {
-	return k.eng.setScratch(k.Label, s)
-}
-
-// SetScratch shares s (see Convolution.SetScratch).
-func (k *FullyConnected) SetScratch(s *ConvolutionScratch) error { return k.eng.setScratch(k.Label, s) }
-
-// SetScratch shares s (see Convolution.SetScratch).
-func (k *FullyConnectedGradient) SetScratch(s *ConvolutionScratch) error {
-	return k.eng.setScratch(k.Label, s)
-}

@@ -39,3 +39,49 @@ func encodeNewConv(kern *Kernel, e convEncoder, cb *vk.CommandBuffer, src, weigh
 	}
 	return dst, st, nil
 }
+
+// convFamily is what every kernel of the convolution family embeds
+// (Convolution, ConvolutionGradient, ConvolutionTranspose,
+// ConvolutionTransposeGradient, FullyConnected, FullyConnectedGradient):
+// its GEMM engine and the methods on it they all have. label points at
+// the kernel's Label, so that errors name the kernel as it is called now.
+type convFamily struct {
+	eng   convEngine
+	label *string
+}
+
+// newEngine makes the kernel's engine, its errors naming *label.
+func (f *convFamily) newEngine(dev *vk.Device, label *string, neuron NeuronDescriptor) error {
+	f.label = label
+	var err error
+	f.eng, err = convNewEngine(dev, *label, neuron)
+	return err
+}
+
+func (f *convFamily) engine() *convEngine { return &f.eng }
+
+// name is the kernel's Label (a generic name for a kernel not made by its
+// constructor).
+func (f *convFamily) name() string {
+	if f.label == nil {
+		return "convolution-family kernel"
+	}
+	return *f.label
+}
+
+// Close releases the kernel's buffers (PReLU slopes, its own scratch; not
+// a shared ConvolutionScratch). Safe twice.
+func (f *convFamily) Close() error { return f.eng.close() }
+
+// SetTuning sets the kernel's work-shape overrides (see
+// ConvolutionTuning); an invalid one is refused with an error wrapping
+// ErrTuning and the kernel keeps its previous setting.
+func (f *convFamily) SetTuning(t ConvolutionTuning) error { return f.eng.setTuning(f.name(), t) }
+
+// Tuning returns the kernel's work-shape overrides.
+func (f *convFamily) Tuning() ConvolutionTuning { return f.eng.tune }
+
+// SetScratch makes the kernel keep its intermediate values in s, shared
+// with the other kernels given s (see ConvolutionScratch); nil gives it
+// its own again. An error names a scratch of another device.
+func (f *convFamily) SetScratch(s *ConvolutionScratch) error { return f.eng.setScratch(f.name(), s) }

@@ -139,7 +139,7 @@ func (d ConvolutionDescriptor) TransposeResultDescriptor(src ImageDescriptor, p 
 type ConvolutionTranspose struct {
 	Kernel
 	desc ConvolutionDescriptor
-	eng  convEngine
+	convFamily
 }
 
 // NewConvolutionTranspose makes a transpose convolution kernel for d
@@ -155,7 +155,7 @@ func NewConvolutionTranspose(dev *vk.Device, d ConvolutionDescriptor) (*Convolut
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -163,11 +163,6 @@ func NewConvolutionTranspose(dev *vk.Device, d ConvolutionDescriptor) (*Convolut
 
 // Descriptor returns the kernel's descriptor.
 func (k *ConvolutionTranspose) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the kernel's buffers. Safe twice.
-func (k *ConvolutionTranspose) Close() error { return k.eng.close() }
-
-func (k *ConvolutionTranspose) engine() *convEngine { return &k.eng }
 
 // DestinationImageDescriptor applies the padding policy to src, sets
 // Offset from it and returns the destination to create (its C includes
@@ -295,7 +290,7 @@ type ConvolutionTransposeGradient struct {
 	GradientKernel
 	GradientOption ConvolutionGradientOption
 	desc           ConvolutionDescriptor
-	eng            convEngine
+	convFamily
 }
 
 // NewConvolutionTransposeGradient makes the gradient kernel of a transpose
@@ -311,7 +306,7 @@ func NewConvolutionTransposeGradient(dev *vk.Device, d ConvolutionDescriptor) (*
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -319,11 +314,6 @@ func NewConvolutionTransposeGradient(dev *vk.Device, d ConvolutionDescriptor) (*
 
 // Descriptor returns the kernel's descriptor.
 func (k *ConvolutionTransposeGradient) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the kernel's buffers. Safe twice.
-func (k *ConvolutionTransposeGradient) Close() error { return k.eng.close() }
-
-func (k *ConvolutionTransposeGradient) engine() *convEngine { return &k.eng }
 
 // SetForwardOffset places the windows as a forward ConvolutionTranspose
 // with Offset (x, y) did: Offset becomes 0 and KernelOffset -(x, y).

@@ -62,7 +62,7 @@ func (d ConvolutionDescriptor) fcInputs() int {
 type FullyConnected struct {
 	Kernel
 	desc ConvolutionDescriptor
-	eng  convEngine
+	convFamily
 }
 
 // NewFullyConnected makes a fully connected layer of d
@@ -78,7 +78,7 @@ func NewFullyConnected(dev *vk.Device, d ConvolutionDescriptor) (*FullyConnected
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -86,11 +86,6 @@ func NewFullyConnected(dev *vk.Device, d ConvolutionDescriptor) (*FullyConnected
 
 // Descriptor returns the layer's descriptor.
 func (k *FullyConnected) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the layer's buffers. Safe twice.
-func (k *FullyConnected) Close() error { return k.eng.close() }
-
-func (k *FullyConnected) engine() *convEngine { return &k.eng }
 
 // DestinationImageDescriptor returns the destination for src (batch
 // images from Offset.Z; C includes DestinationFeatureChannelOffset).
@@ -215,7 +210,7 @@ type FullyConnectedGradient struct {
 	GradientKernel
 	GradientOption ConvolutionGradientOption
 	desc           ConvolutionDescriptor
-	eng            convEngine
+	convFamily
 }
 
 // NewFullyConnectedGradient makes the gradient kernel of a fully connected
@@ -231,7 +226,7 @@ func NewFullyConnectedGradient(dev *vk.Device, d ConvolutionDescriptor) (*FullyC
 	}
 	k.dev = dev
 	var err error
-	if k.eng, err = convNewEngine(dev, k.Label, k.desc.Neuron); err != nil {
+	if err = k.newEngine(dev, &k.Label, k.desc.Neuron); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -239,11 +234,6 @@ func NewFullyConnectedGradient(dev *vk.Device, d ConvolutionDescriptor) (*FullyC
 
 // Descriptor returns the layer's descriptor.
 func (k *FullyConnectedGradient) Descriptor() ConvolutionDescriptor { return k.desc }
-
-// Close releases the kernel's buffers. Safe twice.
-func (k *FullyConnectedGradient) Close() error { return k.eng.close() }
-
-func (k *FullyConnectedGradient) engine() *convEngine { return &k.eng }
 
 // EncodeData records dx (N x (>= I) x KH x KW) from dy and the weights.
 func (k *FullyConnectedGradient) EncodeData(cb *vk.CommandBuffer, dy, weights, dx *Image) error {
