@@ -7,6 +7,7 @@
 #   <pkg dir>/testdata/         that package's testdata, symbolic links resolved
 #   go.mod, go.sum, **/*.go     the sources, for the tests that read them
 #   glsl/*                      (ops checks the shaders' fixed tile)
+#   cmd/vkmps/models/*          the shipped models the command's tests run
 #   .go-list-deps.txt           GOOS=windows go list -deps (vk/vktest/importrules)
 #   gomodcache/                 the MNIST files, as a module cache
 #   vkmps.exe, run-tests, tests.conf, allowed-skips (docker/allowed-skips)
@@ -45,9 +46,9 @@ rm -f "$stage/.pkgs"
 $GO build -o "$stage/vkmps.exe" ./cmd/vkmps
 
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum 'glsl/*'
+	git ls-files --cached --others --exclude-standard -- '*.go' go.mod go.sum 'glsl/*' 'cmd/vkmps/models/*'
 else
-	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum -o -path './glsl/*' \) -type f -print
+	find . -path ./docker -prune -o \( -name '*.go' -o -name go.mod -o -name go.sum -o -path './glsl/*' -o -path './cmd/vkmps/models/*' \) -type f -print
 fi | while IFS= read -r f; do
 	[ -f "$f" ] || continue # deleted in the work tree
 	mkdir -p "$stage/$(dirname "$f")"
