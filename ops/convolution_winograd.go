@@ -39,12 +39,13 @@ import (
 // in float32, X stays float32. That halves the scratch the transforms
 // write and read, but rounds U and V to halves before the products: a
 // relative RMS error of about 3.5e-3 on random data, where the direct
-// sums' is their result's rounding to half, 2e-4 (a float64 simulation
-// agrees: 3e-3 for any channel count; the worst value up to 24 halves'
-// roundings of the products' magnitude with 3 channels, 2.3 with 256).
-// Weight gradients likewise store D and V as halves (each divided by 16;
-// the sums multiplied by 256 in the output transform), 3e-3 to 4e-3 in
-// the simulation; their products split the tiles by winogradCoopSplits.
+// sums' is their result's rounding to half, 2e-4 (a float64 simulation,
+// bench/winograd_half_error.py, agrees: 3e-3 for any channel count; the
+// worst value up to 24 halves' roundings of the products' magnitude with
+// 3 channels, 2.3 with 256). Weight gradients likewise store D and V as
+// halves (each divided by 16; the sums multiplied by 256 in the output
+// transform), 2.7e-3 to 3.4e-3 in the simulation; their products split
+// the tiles by winogradCoopSplits.
 //
 // Accuracy: the transforms scale values by up to 10 per axis (B^T's
 // rows) before rounding, so results carry several times the rounding of

@@ -267,7 +267,8 @@ func winogradForwardError(t *testing.T, dev *vk.Device, c convCase, cd convData,
 // cooperative matrices: U and V rounded to halves before the products
 // put up to 24 times a half's rounding of the products' magnitude on a
 // result (a float64 simulation of F(4x4, 3x3) with half U and V over
-// random data: worst 24 with 3 channels, 7.5 with 16, 2.3 with 256).
+// random data, bench/winograd_half_error.py: worst 24 with 3 channels,
+// 7.5 with 16, 2.3 with 256).
 const winogradCoopSlack = 64
 
 // Winograd with its products on cooperative matrices (tiles 64 x 128
