@@ -142,7 +142,9 @@
 // the tiles there on an H100), elsewhere where a ConvolutionTuning asks;
 // a gather kernel for data gradients of few input channels;
 // direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
-// tiles, split counts or paths for measurements.
+// tiles, split counts or paths for measurements. A ConvolutionScratch
+// (SetScratch) lets the family's kernels share one buffer for their
+// split-K partial sums and Winograd transforms instead of one each.
 //
 // Neuron applies any NeuronType (MPS's types and defaults; ReLU's slope
 // at 0 is 1, as in MPS); NeuronGradient writes dx = dy·f'(x), and for PReLU
