@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -23,6 +24,7 @@ func init() {
 		summary: "time every kernel forward and backward, and the device's copy bandwidth",
 		usage: `[--small] [--shapes LIST] [--ops LIST] [--dtype LIST] [--iters N] [--argmax=false]
              [--json FILE|-] [--plot FILE.png] [--plot-metric gbps|us] [--device D]
+       vkmps bench --conv [--small] [--dtype LIST] [--conv-tuning KEY=N,...] [--json FILE|-] ...
 
 Times vkmps's pooling kernels (max, avg, l2, dilated-max) forward and backward
 with GPU timestamps on standard NCHW float32 shapes, and measures the device's
@@ -71,8 +73,19 @@ two files. A run in which no case could run (every shape beyond the device
 or without output) is an error. A progress bar goes to stderr when it is a
 terminal.
 
+--conv times the convolution section instead: bench/torch_training_baseline.py's
+layers (the ResNet-18/50 stem, 3x3 and 1x1 layers, VGG's 3x3 at 112x112, a
+depthwise 3x3), forward without bias, data gradient, and weight gradient
+without bias gradient, as PyTorch's rows; the table gives µs and TFLOP/s
+(2 x the direct definition's multiply-adds over the time: an effective rate
+for Winograd) and the forward's GB/s against the copy bandwidth; --json
+rows carry PyTorch's "conv" and "mode" (fp32, fp16) keys, so that
+bench/compare_conv.py joins them. --conv-tuning sets ops.ConvolutionTuning
+on every kernel (winograd=0, tile=2, winocoop=1, ...).
+
 examples:
   vkmps bench
+  vkmps bench --conv --dtype float32,float16 --json conv.jsonl
   vkmps bench --json h100.jsonl --plot h100.png
   vkmps bench --small --iters 5
   vkmps bench --shapes "16,64,56,56,3,2,1" --ops max,avg
@@ -253,6 +266,10 @@ type benchConfig struct {
 	stats      bool // --pipeline-stats
 	device     string
 	tuning     ops.Tuning // $VKMPS_TUNE (cmdTuning)
+	// convLayers: --conv's layers (nil: the pooling section runs);
+	// convTuning: --conv-tuning.
+	convLayers []benchConvLayer
+	convTuning ops.ConvolutionTuning
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
@@ -274,6 +291,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	metric := flagx.NewChoice(fs, "plot-metric", "gbps", []string{"gbps", "us"}, "what the chart shows")
 	device := fs.String("device", "", "device index or part of its name (default $VKMPS_DEVICE, then the best)")
 	stats := fs.Bool("pipeline-stats", false, "after the table, print the driver compiler's statistics of every pipeline used (registers, instructions; where the device offers them)")
+	conv := fs.Bool("conv", false, "time the convolution section instead: ResNet, VGG and depthwise layers, forward, data and weight gradients")
+	var convTuning ops.ConvolutionTuning
+	convTuningFlag(fs, &convTuning)
 	if pos, err := parseInterleaved(c, e, fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -282,8 +302,21 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	cfg := benchConfig{argmax: *argmax, iters: *iters, repeat: *repeat, minTime: *minTime, warmup: *warmup, maxReps: *maxReps,
 		jsonPath: *jsonPath, plotPath: *plotPath, plotMetric: metric.Value, device: *device, stats: *stats}
 	cfg.shapes = benchStandard
+	if *conv {
+		cfg.convLayers, cfg.convTuning = benchConvStandard, convTuning
+		for _, f := range []string{"shapes", "ops", "argmax", "plot", "plot-metric"} {
+			if flagx.WasSet(fs, f) {
+				return usageError(c, fmt.Errorf("--%s is the pooling section's: not with --conv", f))
+			}
+		}
+	} else if flagx.WasSet(fs, "conv-tuning") {
+		return usageError(c, errors.New("--conv-tuning is the convolution section's: give --conv too"))
+	}
 	if *small {
 		cfg.shapes = benchSmall
+		if *conv {
+			cfg.convLayers = benchConvSmall
+		}
 		if !flagx.WasSet(fs, "iters") {
 			cfg.iters = 5
 		}
@@ -384,7 +417,11 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 			}
 		}
 	}
-	bar := progress.New(e.stderr, 2+2*len(cases)*max(1, cfg.repeat)+4*min(1, cfg.repeat-1), "bench", progress.Options{})
+	steps := 2 + 2*len(cases)*max(1, cfg.repeat) + 4*min(1, cfg.repeat-1)
+	if cfg.convLayers != nil {
+		steps = 2 + 3*len(cfg.convLayers)*len(cfg.dtypes)*max(1, cfg.repeat)
+	}
+	bar := progress.New(e.stderr, steps, "bench", progress.Options{})
 	defer bar.Finish()
 	if cfg.warmup < 0 {
 		cfg.warmup = 200 * time.Millisecond
@@ -395,6 +432,15 @@ func benchRun(ctx context.Context, e *env, cfg benchConfig) (err error) {
 	head.WarmupMs = float64(cfg.warmup) / 1e6
 	r := &benchRunner{ctx: ctx, dev: dev, tuning: cfg.tuning, iters: cfg.iters, minTime: cfg.minTime, warmup: cfg.warmup, maxReps: cfg.maxReps, bar: bar,
 		rng: rand.New(rand.NewPCG(1, 2))}
+	if cfg.convLayers != nil {
+		if err := benchConvRun(e, r, info, cfg, head); err != nil {
+			return err
+		}
+		if cfg.stats {
+			return benchPipelineStats(e.stdout, dev)
+		}
+		return nil
+	}
 
 	bar.Describe("copy bandwidth")
 	cp, err := r.copyBandwidth(benchCopySize(info, cfg), cfg.repeat > 1)

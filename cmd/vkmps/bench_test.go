@@ -214,3 +214,51 @@ func TestBestRows(t *testing.T) {
 	assert.Equal(t, 2.0, got[0].BwdGBps)
 	assert.Equal(t, "too big", got[1].Skipped, "a skipped row stays skipped")
 }
+
+// bench --conv: the convolution section's table and JSON lines (a
+// header naming the section and the tuning, a row per layer and format
+// with PyTorch's keys, the copy bandwidth last), and its flags' errors.
+func TestBenchConv(t *testing.T) {
+	requireVulkan(t)
+	jsonPath := filepath.Join(t.TempDir(), "conv.jsonl")
+	r := mustSucceed(t, "bench", "--conv", "--small", "--iters", "2", "--dtype", "float32,float16",
+		"--conv-tuning", "winograd=1", "--json", jsonPath)
+	assert.True(t, strings.HasPrefix(r.stdout, "device: "), r.stdout)
+	assert.Contains(t, r.stdout, "tuning:  winograd=1")
+	for _, l := range benchConvSmall {
+		assert.Contains(t, r.stdout, l.Name)
+	}
+	data, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	js := benchJSONLines(t, string(data))
+	require.Len(t, js, 1+2*len(benchConvSmall)+1)
+	head, cp := js[0], js[len(js)-1]
+	assert.Equal(t, "bench", head["vkmps"])
+	assert.Equal(t, "conv", head["section"])
+	assert.Equal(t, "winograd=1", head["conv_tuning"])
+	assert.Equal(t, "d2d-copy", cp["op"])
+	modes := map[string]int{}
+	for _, row := range js[1 : len(js)-1] {
+		modes[row["mode"].(string)]++
+		assert.NotEmpty(t, row["conv"])
+		for _, k := range []string{"fwd_us", "dx_us", "dw_us", "fwd_GBps"} {
+			assert.Greater(t, row[k], 0.0, "%s %v", k, row)
+		}
+		for _, k := range []string{"fwd_tflops", "dx_tflops", "dw_tflops"} {
+			assert.Contains(t, row, k)
+		}
+	}
+	assert.Equal(t, map[string]int{"fp32": len(benchConvSmall), "fp16": len(benchConvSmall)}, modes)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--conv", "--shapes", "1,1,4,4,2,2,0"}, "--shapes is the pooling section's"},
+		{[]string{"bench", "--conv", "--plot", "x.png"}, "--plot is the pooling section's"},
+		{[]string{"bench", "--conv-tuning", "winograd=1"}, "give --conv too"},
+		{[]string{"bench", "--conv", "--conv-tuning", "tile=99"}, "tile=99"},
+	} {
+		assertOneLineError(t, runVkmps(t, c.args...), 2, c.want)
+	}
+}
