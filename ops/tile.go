@@ -203,7 +203,7 @@ func argmaxTwoPhase(g Geometry, t Tuning) bool {
 // argmaxFast reports whether the direct argmax pass tries the fast pass
 // first (ArgmaxFastTapByTap, ArgmaxFastTwoPhase), falling back to the
 // full pass of the same kind where it does not apply.
-func argmaxFast(g Geometry, t Tuning) bool {
+func argmaxFast(t Tuning) bool {
 	return t.Argmax == ArgmaxFastTapByTap || t.Argmax == ArgmaxFastTwoPhase
 }
 
@@ -383,7 +383,7 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		if !tiled(ps.geom) && !argmaxTwoPhase(ps.geom, ps.tune) {
 			spec["TWO_PHASE"] = 0
 		}
-		if !tiled(ps.geom) && argmaxFast(ps.geom, ps.tune) {
+		if !tiled(ps.geom) && argmaxFast(ps.tune) {
 			spec["FAST"] = 1
 		}
 	}
