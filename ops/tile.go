@@ -183,28 +183,25 @@ func stripWidth(g Geometry, pass passKind, t Tuning) int {
 
 // argmaxTwoPhase reports whether the direct argmax pass finds each
 // window's maximum first and then the first tap equal to it, rather than
-// going tap by tap with selects. On an H100 (2026-11-24, vkmps bench with
-// VKMPS_TUNE=argmax=1 and 2 side by side) two-phase was faster for every
-// window of more than 4 taps, dilated or not (3x3 stride 2: 78 against
-// 93 us; dilated 3x3 at stride 2 and 1: 86 against 98 and 46 against 56),
-// and slower only for dilated 2x2 windows (110 against 99 us). t.Argmax
-// overrides the choice.
-func argmaxTwoPhase(g Geometry, t Tuning) bool {
-	switch t.Argmax {
-	case ArgmaxTwoPhase, ArgmaxFastTwoPhase:
-		return true
-	case ArgmaxTapByTap, ArgmaxFastTapByTap:
-		return false
-	}
-	dilated := g.DilationX != 1 || g.DilationY != 1
-	return !dilated || g.KernelWidth*g.KernelHeight > 4
+// going tap by tap with selects: by default it does. On an H100
+// (2026-11-27, bench/pool_argmax_sweep.sh: vkmps bench under
+// VKMPS_TUNE=argmax=3 and 4 side by side) the fast two-phase pass was
+// faster than the fast tap-by-tap one on every bench shape and type, the
+// argmax-recording forwards and the gradients that recompute the argmax
+// alike (3x3 stride 2: 55 against 76 us; dilated 2x2 at stride 2: 82
+// against 85). t.Argmax overrides the choice.
+func argmaxTwoPhase(t Tuning) bool {
+	return t.Argmax != ArgmaxTapByTap && t.Argmax != ArgmaxFastTapByTap
 }
 
 // argmaxFast reports whether the direct argmax pass tries the fast pass
-// first (ArgmaxFastTapByTap, ArgmaxFastTwoPhase), falling back to the
-// full pass of the same kind where it does not apply.
+// first (ArgmaxFastTapByTap, ArgmaxFastTwoPhase; the default), falling
+// back to the full pass of the same kind where it does not apply. On an
+// H100 (2026-11-27, the run of argmaxTwoPhase) it took the recording
+// forward of max 3x3 stride 2 from 78 to 55 us and of max 3x3 stride 1
+// at 28x28 from 33 to 22, and never lost.
 func argmaxFast(t Tuning) bool {
-	return t.Argmax == ArgmaxFastTapByTap || t.Argmax == ArgmaxFastTwoPhase
+	return t.Argmax == 0 || t.Argmax == ArgmaxFastTapByTap || t.Argmax == ArgmaxFastTwoPhase
 }
 
 // loadWidth returns the widest aligned load (4, 2 or 1 elements; 8 for
@@ -380,7 +377,7 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		if k.pass == passArgmaxOnly {
 			spec["WRITE_VALUES"] = 0
 		}
-		if !tiled(ps.geom) && !argmaxTwoPhase(ps.geom, ps.tune) {
+		if !tiled(ps.geom) && !argmaxTwoPhase(ps.tune) {
 			spec["TWO_PHASE"] = 0
 		}
 		if !tiled(ps.geom) && argmaxFast(ps.tune) {

@@ -57,7 +57,7 @@ type Tuning struct {
 	NoVectorStores bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
-	// the default is two-phase but for dilated windows of at most 4 taps.
+	// the default is ArgmaxFastTwoPhase.
 	Argmax int
 }
 
