@@ -37,6 +37,8 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"winograd=1,tile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathTiled, Tile: 2, Winograd: true}, "tile=2,winograd=1"},
 		{"winograd=0, coopmat=0", ops.ConvolutionTuning{NoWinograd: true, NoCoopMat: true}, "coopmat=0,winograd=0"},
 		{"winocoop=1", ops.ConvolutionTuning{WinogradCoopMat: true}, "winocoop=1"},
+		{"winocoop=0", ops.ConvolutionTuning{NoWinogradCoopMat: true}, "winocoop=0"},
+		{"winocoop=0,coopmat=0", ops.ConvolutionTuning{NoWinogradCoopMat: true, NoCoopMat: true}, "coopmat=0,winocoop=0"},
 		{"winocoop=1,winograd=1,cooptile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, Winograd: true, WinogradCoopMat: true},
 			"cooptile=2,winograd=1,winocoop=1"},
 	}
@@ -53,7 +55,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256",
 		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
 		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x",
-		"winocoop=0", "winocoop=2", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
+		"winocoop=1,winocoop=0", "winocoop=2", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)
@@ -62,7 +64,8 @@ func TestConvolutionTuningText(t *testing.T) {
 		{Splits: -1}, {ComputeUnits: -2}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true},
 		{CoopTile: 1}, {Path: ops.ConvolutionPathTiled, CoopTile: 1}, {Path: ops.ConvolutionPathCoopMat, CoopTile: -1},
 		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}, {Winograd: true, NoWinograd: true},
-		{WinogradCoopMat: true, NoWinograd: true}, {WinogradCoopMat: true, NoCoopMat: true}} {
+		{WinogradCoopMat: true, NoWinograd: true}, {WinogradCoopMat: true, NoCoopMat: true},
+		{WinogradCoopMat: true, NoWinogradCoopMat: true}} {
 		assert.True(t, errors.Is(tu.Validate(), ops.ErrTuning), "%+v", tu)
 	}
 	assert.Equal(t, "", ops.ConvolutionTileName(-1))

@@ -30,8 +30,9 @@ import (
 // Float16 images are loaded and stored as halves; every transform and
 // product is float32.
 //
-// Under the tuning winograd=1 with coopmat=1 or cooptile=N, float16
-// images' products run on cooperative matrices instead
+// Where the device has cooperative matrices, float16 images' products run
+// on them by default (winocoop=0 or coopmat=0 keeps them on the float32
+// tiles)
 // (glsl/convolution_winograd_coopmat.comp, tensor cores where the device
 // has VK_NV_cooperative_matrix): U and V are stored as halves (U scaled
 // up by 16 and V down, exactly, so that V stays within a half's range
@@ -172,12 +173,14 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 
 // winogradCoop returns the cooperative-matrix tile of the products of a
 // Winograd convolution of m output channels on float16 images (f16), and
-// whether they run on cooperative matrices: where the tuning asks
-// (WinogradCoopMat, or Winograd with cooperative matrices forced) and the
-// device runs the tile, the tuning's CoopTile where Path forces
-// cooperative matrices, else winogradCoopTile's; a test's force decides
-// first. Not a default: the halves' products round 15 times more than
-// the direct sums, and their speed is not measured on a GPU yet.
+// whether they run on cooperative matrices: by default wherever the
+// device runs the tile, unless the tuning refuses it (winocoop=0,
+// coopmat=0, or a forced tiled or direct path); tile the tuning's
+// CoopTile where Path forces cooperative matrices, else
+// winogradCoopTile's; a test's force decides first. The halves' products
+// round about 15 times more than the direct sums (relative RMS error
+// about 3.5e-3 against 2e-4 on random data); on an H100 they took the
+// ResNet-18 float16 training step from 10.77 to 9.62 ms.
 func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
 	lim := e.dev.Limits()
 	if e.force != nil {
@@ -186,7 +189,7 @@ func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
 	}
 	t := e.tune
 	forced := t.Path == ConvolutionPathCoopMat
-	if !f16 || !(t.WinogradCoopMat || t.Winograd && forced) {
+	if !f16 || t.NoWinogradCoopMat || t.NoCoopMat || t.Path == ConvolutionPathTiled || t.Path == ConvolutionPathDirect {
 		return convChoice{}, false
 	}
 	c := convChoice{path: convPathWinogradCoop, ctile: winogradCoopTile(m)}
