@@ -253,3 +253,36 @@ func TestConvolutionSmallChannelsGather(t *testing.T) {
 		})
 	}
 }
+
+// Depthwise weight gradients run on their kernel's strips of dy pixels
+// and match the reference with dilation, unequal strides, a channel
+// multiplier, asymmetric pads, rows that end inside a strip, and float16.
+func TestConvolutionDepthwiseWeightsStrips(t *testing.T) {
+	dev := vktest.Open(t)
+	desc := func(k, c, o, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
+			StrideX: sx, StrideY: sy, DilationX: dx, DilationY: dy}
+	}
+	for _, c := range []struct {
+		name string
+		c    convCase
+		half bool
+	}{
+		{"dilated", convCase{d: desc(3, 4, 8, 1, 2, 2, 3), n: 2, h: 14, w: 17, pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 3}, bias: true}, false},
+		{"strided 5x5", convCase{d: desc(5, 3, 3, 3, 1, 1, 2), n: 3, h: 12, w: 21, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, false},
+		{"dilated float16", convCase{d: desc(3, 4, 8, 3, 1, 2, 1), n: 2, h: 11, w: 19, pads: padding.Pads{Top: 1, Left: 2, Bottom: 1, Right: 0}, bias: true}, true},
+	} {
+		if c.half && !dev.Limits().Float16Storage {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			var g any
+			convRunCase(t, dev, c.c, rand.New(rand.NewSource(5)), c.half, func(k any) {
+				if _, ok := k.(*ops.ConvolutionGradient); ok {
+					g = k
+				}
+			})
+			assert.Equal(t, "depthwise", ops.ConvLastWeightsPath(g))
+		})
+	}
+}

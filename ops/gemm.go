@@ -580,7 +580,7 @@ type convEngine struct {
 	force   *convChoice         // tests: force a path
 	tune    ConvolutionTuning   // SetTuning's overrides
 	last    convPath            // the path of the last image GEMM encoded (tests)
-	// lastWeights: tiled or Winograd, the path of the last weight
+	// lastWeights: tiled, Winograd or depthwise, the path of the last weight
 	// gradient encoded (tests).
 	lastWeights convPath
 	// lastWinogradWeights: the parts and splits of the last Winograd
@@ -1306,6 +1306,7 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 		return fmt.Errorf("%s: %w", e.label, err)
 	}
 	if j.depthwise && !e.forcesGemm() && convDepthwiseWeightsFit(lim, j.geom) {
+		e.lastWeights = convPathDepthwise
 		return e.encodeDepthwiseWeights(cb, j, spans[:], chans[:], nb, wr, wBase)
 	}
 	if p, ok, err := e.winogradWeights(j, nb); err != nil || ok {
@@ -1601,6 +1602,10 @@ type convDepthwiseWeightsPush struct {
 	C0                       uint32
 }
 
+// convDepthwiseWeightsStrip is the dy pixels of a row each item of the
+// depthwise weight gradient covers (its shader's OX).
+const convDepthwiseWeightsStrip = 4
+
 // convDepthwiseLocal is the workgroup of the depthwise weight gradient: a
 // row of partial sums per tap sits in shared memory.
 const convDepthwiseLocal = 64
@@ -1616,7 +1621,7 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 	local := convDepthwiseLocal
 	fused := j.db != nil && j.biasFrom == j.dy // the bias sums come with the weights'
 	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
-		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused})
+		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused, ox: convDepthwiseWeightsStrip})
 	if err != nil {
 		return err
 	}
