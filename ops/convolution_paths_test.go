@@ -254,10 +254,12 @@ func TestConvolutionSmallChannelsGather(t *testing.T) {
 	}
 }
 
-// Depthwise weight gradients run on their kernel's strips of dy pixels
-// and match the reference with dilation, unequal strides, a channel
-// multiplier, asymmetric pads, rows that end inside a strip, and float16.
-func TestConvolutionDepthwiseWeightsStrips(t *testing.T) {
+// Depthwise convolutions run on their kernels' strips and match the
+// reference, forward and gradients: weight gradients with dilation,
+// unequal strides, a channel multiplier, asymmetric pads, rows that end
+// inside a strip, and float16; forwards over widths of a multiple of the
+// strip with left pads 0..3, strided and dilated, float16 too.
+func TestConvolutionDepthwiseStrips(t *testing.T) {
 	dev := vktest.Open(t)
 	desc := func(k, c, o, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
@@ -271,6 +273,11 @@ func TestConvolutionDepthwiseWeightsStrips(t *testing.T) {
 		{"dilated", convCase{d: desc(3, 4, 8, 1, 2, 2, 3), n: 2, h: 14, w: 17, pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 3}, bias: true}, false},
 		{"strided 5x5", convCase{d: desc(5, 3, 3, 3, 1, 1, 2), n: 3, h: 12, w: 21, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, false},
 		{"dilated float16", convCase{d: desc(3, 4, 8, 3, 1, 2, 1), n: 2, h: 11, w: 19, pads: padding.Pads{Top: 1, Left: 2, Bottom: 1, Right: 0}, bias: true}, true},
+		{"wide pad 0", convCase{d: desc(3, 3, 3, 1, 1, 1, 1), n: 2, h: 9, w: 16, pads: padding.Pads{Top: 1, Left: 0, Bottom: 1, Right: 2}, bias: true}, false},
+		{"wide pad 1", convCase{d: desc(3, 3, 6, 1, 1, 1, 1), n: 2, h: 9, w: 12, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false},
+		{"wide pad 2 strided", convCase{d: desc(5, 2, 2, 2, 1, 1, 1), n: 1, h: 7, w: 20, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, false},
+		{"wide pad 3 dilated", convCase{d: desc(3, 2, 4, 1, 2, 3, 1), n: 2, h: 8, w: 8, pads: padding.Pads{Top: 0, Left: 3, Bottom: 1, Right: 3}}, false},
+		{"wide float16", convCase{d: desc(3, 4, 4, 1, 1, 1, 1), n: 2, h: 6, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, true},
 	} {
 		if c.half && !dev.Limits().Float16Storage {
 			continue
