@@ -147,13 +147,14 @@ void main() {
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1) / BK : 1u); // an empty split writes 0
 	if (SPLITK == 1) {
-		[[unroll]] for (uint i = 0; i < TM; i++) {
-			uint m = tileM0 + gemmRow(t, i);
-			if (m >= pc.M) continue;
-			uint row = pc.partBase + ((split * pc.groups + g) * pc.M + m) * nAll;
-			[[unroll]] for (uint j = 0; j < TN; j++) {
-				uint n = tileN0 + gemmCol(t, j);
-				if (n < nAll) part[row + n] = acc[i * (TN / 4) + j / 4][j % 4];
+		// Columns outermost, as below: with rows outermost and a continue
+		// the H100's driver spilled the accumulators (ten times slower).
+		uint base = pc.partBase + (split * pc.groups + g) * pc.M * nAll;
+		[[unroll]] for (uint j = 0; j < TN; j++) {
+			uint n = tileN0 + gemmCol(t, j);
+			[[unroll]] for (uint i = 0; i < TM; i++) {
+				uint m = tileM0 + gemmRow(t, i);
+				if (m < pc.M && n < nAll) part[base + m * nAll + n] = acc[i * (TN / 4) + j / 4][j % 4];
 			}
 		}
 		return;

@@ -490,11 +490,16 @@ func gemmBest(lim vk.Limits, t ConvolutionTuning, kind gemmKind, m, n, k, z, par
 	units, warp := gemmUnits(lim, t), gemmWarp(lim)
 	best := convChoice{path: convPathDirect, splits: 1, chunk: k}
 	bestCost := -1.0
-	// An image GEMM splits K only where a tuning asks (splits=N): on an
-	// H100 (driver 580.159) its split pass ran ten times slower than the
-	// model expected (the 3x3 convolution at 14x14, tile 0 over 4 splits:
-	// 3869 µs, unsplit 369; the 1x1 512 -> 2048 data gradient over 5
-	// splits: 1858 µs, unsplit 224), for a reason not yet found.
+	// An image GEMM splits K only where a tuning asks (splits=N). Its
+	// split pass used to run ten times slower than the model expected on
+	// an H100 (driver 580.159; 1x1 512 -> 2048, tile 0 over 2 splits:
+	// forward 1924 µs, data gradient 2180, unsplit 142 and 211): the
+	// partial sums' stores, rows outermost with a continue, cost the
+	// driver's compile its registers. Stored columns outermost as the
+	// unsplit epilogue does, the same took 225 and 209 µs (2026-11-27,
+	// bench/results/h100-2026-11-27-defaults); still no faster than
+	// unsplit, the finishing pass alone about 40 µs there, so the default
+	// stays unsplit.
 	if kind == gemmImage && t.Splits == 0 {
 		split = false
 	}
