@@ -22,8 +22,10 @@
 // float16, octets (8: 16 bytes, unpacked from uvec4) when
 // the source's rows and planes start on multiples of VW and every strip's
 // first column has the same remainder PAR mod VW (OX*SX a multiple of VW).
-// VSTORE stores the OX results as one vector (OX is 2 or 4, and the
-// destination rows, planes and clip are aligned to it).
+// VSTORE stores the OX results as vectors of VSTORE values: one vector of
+// OX (2 or 4), or for OX = 8 two quads, the second only where the strip
+// has 8 pixels in the clip (the destination rows, planes and clip are
+// aligned to VSTORE); 0 stores value by value.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
@@ -35,7 +37,7 @@ layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are
 layout(constant_id = 8) const int VW = 1;         // load width: 1, 2 or 4 elements
 layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod VW
 layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
-layout(constant_id = 16) const bool VSTORE = false; // store the strip as one vector
+layout(constant_id = 16) const int VSTORE = 0; // vector store width: 0 (value by value), 2 or 4
 
 const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
 const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
@@ -161,10 +163,16 @@ float res[OX];
 
 // storeResults writes res[0 .. count) to the destination.
 void storeResults(Strip p) {
-	if (VSTORE && OX == 4) {
-		dst4[p.dstIdx >> 2] = STORE_DST4(vec4(res[0], res[1 % OX], res[2 % OX], res[3 % OX]));
-	} else if (VSTORE && OX == 2) {
-		dst2[p.dstIdx >> 1] = STORE_DST2(vec2(res[0], res[1 % OX]));
+	if (VSTORE == 4) {
+		[[unroll]] for (int q = 0; q < OX / 4; q++) {
+			if (q == 0 || 4 * q < p.count)
+				dst4[(p.dstIdx >> 2) + uint(q)] = STORE_DST4(vec4(res[4 * q], res[min(4 * q + 1, OX - 1)], res[min(4 * q + 2, OX - 1)],
+				                                                  res[min(4 * q + 3, OX - 1)]));
+		}
+	} else if (VSTORE == 2) {
+		[[unroll]] for (int q = 0; q < OX / 2; q++) {
+			if (q == 0 || 2 * q < p.count) dst2[(p.dstIdx >> 1) + uint(q)] = STORE_DST2(vec2(res[2 * q], res[min(2 * q + 1, OX - 1)]));
+		}
 	} else {
 		[[unroll]] for (int o = 0; o < OX; o++) {
 			if (o < p.count) dst[p.dstIdx + uint(o)] = STORE_DST(res[o]);

@@ -38,7 +38,8 @@ type Tuning struct {
 	// StripWidth (ox): destination pixels per invocation of the direct
 	// forward passes, 1, 2, 4 or 8 (the default: 4, fewer where a wide
 	// stride would make a strip's source span too long, as with a forced
-	// width). The argmax passes use 4 unless this is 8.
+	// width). The argmax passes use 4 unless this is 8. Strips of 8 are
+	// stored as two quads where the destination is aligned to 4.
 	StripWidth int
 	// GatherCells (gathercx): cells (stride-sized blocks of dx pixels) per
 	// invocation of the gradients' gather, 1..8 (the default: 4 at stride
