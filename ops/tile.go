@@ -35,7 +35,9 @@ import (
 // The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
 // stride-x x stride-y dx pixels aligned with the window grid, CX cells of a
 // row per invocation (gatherCells), on a (cell strip, cell row, plane)
-// grid, fully unrolled; where the unrolled cell would be too large
+// grid, fully unrolled (with Tuning.GatherVectorStores, strips of CX*SX
+// pixels from multiples of the vector width, stored as vectors:
+// gatherVector); where the unrolled cell would be too large
 // (gatherLoop: large windows or strides), their "loop" builds take one dx
 // pixel per invocation and loop over its windows in the same order.
 //
