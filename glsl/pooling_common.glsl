@@ -155,6 +155,69 @@ bool loadRowOutside(Strip p, int ky, float outside) {
 
 bool loadRow(Strip p, int ky) { return loadRowOutside(p, ky, 0.0); }
 
+// fetchRows and unpackRow split loadRowOutside in two, for passes that
+// issue the loads of all KH window rows before using any (more bytes in
+// flight per invocation, whatever the compiler's scheduling): fetchRows
+// loads the rows into raw, unpackRow(p, ky, outside) then fills segV and
+// segIn from row ky as loadRowOutside does and returns the same. Built
+// where the shader defines POOL_FETCH_ROWS.
+#ifdef POOL_FETCH_ROWS
+#ifdef VKMPS_F16
+uvec4 raw8[KH * NV];
+#endif
+vec4 raw4[KH * NV];
+vec2 raw2[KH * NV];
+float raw1[KH * SEG];
+
+void fetchRows(Strip p) {
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
+		uint row = p.srcOff + uint(clamp(p.s.y + ky * DY, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+#ifdef VKMPS_F16
+		if (VW == 8) {
+			int a = (p.s.x - PAR) / 8;
+			[[unroll]] for (int t = 0; t < NV; t++) raw8[ky * NV + t] = src8[(row >> 3) + uint(clamp(a + t, 0, pc.srcSize.x / 8 - 1))];
+			continue;
+		}
+#endif
+		if (VW == 4) {
+			int a = (p.s.x - PAR) / 4;
+			[[unroll]] for (int t = 0; t < NV; t++) raw4[ky * NV + t] = LOAD4(src4[(row >> 2) + uint(clamp(a + t, 0, pc.srcSize.x / 4 - 1))]);
+		} else if (VW == 2) {
+			int a = (p.s.x - PAR) / 2;
+			[[unroll]] for (int t = 0; t < NV; t++) raw2[ky * NV + t] = LOAD2(src2[(row >> 1) + uint(clamp(a + t, 0, pc.srcSize.x / 2 - 1))]);
+		} else {
+			[[unroll]] for (int e = 0; e < SEG; e++) raw1[ky * SEG + e] = LOAD(src[row + uint(colX[e])]);
+		}
+	}
+}
+
+bool unpackRow(Strip p, int ky, float outside) {
+	int y = p.s.y + ky * DY;
+	bool yin = y >= 0 && y < pc.srcSize.y;
+	[[unroll]] for (int e = 0; e < SEG; e++) {
+		int i = PAR + e;
+		float x;
+#ifdef VKMPS_F16
+		if (VW == 8) {
+			uvec4 u = raw8[ky * NV + i / 8];
+			uint w = (i % 8) < 2 ? u.x : (i % 8) < 4 ? u.y : (i % 8) < 6 ? u.z : u.w;
+			x = unpackHalf2x16(w)[i % 2];
+		} else
+#endif
+		if (VW == 4) {
+			x = raw4[ky * NV + i / 4][i % 4];
+		} else if (VW == 2) {
+			x = raw2[ky * NV + i / 2][i % 2];
+		} else {
+			x = raw1[ky * SEG + e];
+		}
+		segIn[e] = yin && colIn[e];
+		segV[e] = segIn[e] ? x : outside;
+	}
+	return yin;
+}
+#endif
+
 // Segment column of tap kx of the strip's window o.
 int tapCol(int o, int kx) { return o * SX + kx * DX; }
 

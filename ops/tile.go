@@ -388,6 +388,9 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 			spec["VSTORE"] = uint32(k.vstore)
 		}
 	}
+	if k.pass == passValues && ps.kind.IsMax() && ps.tune.FastMax && !tiled(ps.geom) {
+		spec["FAST"] = 1
+	}
 	if k.pass == passArgmax || k.pass == passArgmaxOnly {
 		spec["AMBITS"] = uint32(argmaxBitsFor(ps.geom.KernelWidth * ps.geom.KernelHeight))
 		spec["WRITE_VALUES"] = 1

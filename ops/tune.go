@@ -65,6 +65,12 @@ type Tuning struct {
 	// gradient's forward source) rows and planes are multiples of the
 	// width; off by default (not yet timed on a GPU).
 	GatherVectorStores bool
+	// FastMax (fastmax=1): the direct max and dilated-max forward passes
+	// (values only) first issue the loads of all window rows at once and
+	// take one max per tap, testing the strip for NaN once (the sum of
+	// its values), and run the full pass only for strips that may hold a
+	// NaN; off by default (not yet timed on a GPU).
+	FastMax bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
 	// the default is two-phase but for dilated windows of at most 4 taps.
@@ -113,12 +119,15 @@ func (t Tuning) String() string {
 	if t.GatherVectorStores {
 		parts = append(parts, "gvec=1")
 	}
+	if t.FastMax {
+		parts = append(parts, "fastmax=1")
+	}
 	return strings.Join(parts, ",")
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
 // integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
-// (0 or 1), argmax and gvec (1) (see Tuning's fields). Spaces around pairs are
+// (0 or 1), argmax, gvec (1) and fastmax (1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
 // error wrapping ErrTuning that names it.
@@ -164,8 +173,13 @@ func ParseTuning(s string) (Tuning, error) {
 				return Tuning{}, fmt.Errorf("%w: gvec=%d: want 1", ErrTuning, n)
 			}
 			t.GatherVectorStores = n == 1
+		case "fastmax":
+			if n != 0 && n != 1 {
+				return Tuning{}, fmt.Errorf("%w: fastmax=%d: want 1", ErrTuning, n)
+			}
+			t.FastMax = n == 1
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax, gvec)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax, gvec, fastmax)", ErrTuning, k)
 		}
 		if n == 0 && k != "vstore" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)

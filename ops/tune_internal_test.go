@@ -20,6 +20,7 @@ func TestParseTuning(t *testing.T) {
 		"argmax=3":                                       {Argmax: ArgmaxFastTapByTap},
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
 		"gvec=1,gathercx=2":                              {GatherCells: 2, GatherVectorStores: true},
+		"fastmax=1,argmax=4":                             {FastMax: true, Argmax: ArgmaxFastTwoPhase},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -52,6 +53,7 @@ func TestParseTuningRefuses(t *testing.T) {
 		"vstore=2":                "vstore=2: want 0 or 1",
 		"gvec=2":                  "gvec=2: want 1",
 		"gvec=0":                  "gvec=0: leave the key out",
+		"fastmax=2":               "fastmax=2: want 1",
 		"bogus=1":                 `unknown key "bogus"`,
 		"bnchunk=4096":            `unknown key "bnchunk"`,
 		"novalue":                 `"novalue" is not key=value`,

@@ -147,7 +147,8 @@ func tuneRun(t *testing.T, dev *vk.Device, c poolCase, tu ops.Tuning, half, reco
 }
 
 // The tunings that store vectors (strips of 8 as quads, gathers' vector
-// stores, float16 octet loads) keep the results too, float32 and float16,
+// stores, float16 octet loads) and the fast max pass (over NaNs and
+// infinities) keep the results too, float32 and float16,
 // on images whose rows let them: strips of 8 in rows of 16 and of 12 (the
 // last quad outside), gathers with odd window grids (padding) and a dx
 // clip that cuts vectors at both ends.
@@ -179,6 +180,10 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{GatherVectorStores: true, GatherCells: 2},
 		{GatherVectorStores: true, GatherCells: 4, StripWidth: 8, LoadWidth: 8},
 		{GatherVectorStores: true, GatherCells: 3},
+		{FastMax: true},
+		{FastMax: true, StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
+		{FastMax: true, StripWidth: 2, LoadWidth: 2},
+		{FastMax: true, StripWidth: 1, LoadWidth: 1},
 	}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
