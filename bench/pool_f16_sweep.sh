@@ -20,15 +20,20 @@
 #   argmax=4,gvec=1                  gathers: dx rows stored as pairs
 #   argmax=4,gvec=1,gathercx=2       gathers: 4 pixels of a row per
 #                                    invocation at stride 2, one quad store
-#   argmax=4,fastmax=1,ox=8,vw=8,gvec=1,gathercx=2   all of them
+#   argmax=4,fastmax=1,ox=8,vw=8,gvec=1,gathercx=4   twice the pixels per
+#                                    invocation again, for float16: forward
+#                                    (and the max gradient's argmax pass)
+#                                    strips of 8, gathers of 8 pixels a row
 # Each changes speed only (TestTuningKeepsResults*). Read summary.txt: per
-# kernel, shape and pass, the float32 and float16 times under every setting
-# and the float16 speed-up of each setting over the baseline's float32.
+# kernel, shape and pass, the float32 and float16 times under every setting,
+# the float16 speed-up of each setting over the baseline's float32 and over
+# its own float32, and the best float16 over the best float32 (for defaults
+# chosen per type).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-pool-f16-out}
 vkmps=${VKMPS:-vkmps}
-settings=${SETTINGS:-argmax=4 argmax=4,fastmax=1 argmax=4,fastmax=1,ox=8,vw=8 argmax=4,gvec=1 argmax=4,gvec=1,gathercx=2 argmax=4,fastmax=1,ox=8,vw=8,gvec=1,gathercx=2}
+settings=${SETTINGS:-argmax=4 argmax=4,fastmax=1 argmax=4,fastmax=1,ox=8,vw=8 argmax=4,gvec=1 argmax=4,gvec=1,gathercx=2 argmax=4,fastmax=1,ox=8,vw=8,gvec=1,gathercx=4}
 shapes=${SHAPES:-32,64,112,112,3,2,1;64,256,56,56,2,2,0}
 mkdir -p "$out"
 for s in $settings; do
@@ -74,7 +79,7 @@ print(f"us per kernel, float32/float16, per setting; 'x' = float16 speed-up over
 print("'=' = over the same setting's float32; best: the setting of the highest 'x'")
 for i, s in enumerate(settings):
     print(f"  [{i}] {s}")
-print(f"{'kernel':20} {'shape':24} {'pass':4} " + " ".join(f"{'[%d] f32/f16 x =' % i:>27}" for i in range(len(settings))) + "   best")
+print(f"{'kernel':20} {'shape':24} {'pass':4} " + " ".join(f"{'[%d] f32/f16 x =' % i:>27}" for i in range(len(settings))) + "   best x; best f32 [i], f16 [j]: f32/f16")
 for k in order:
     t = times[k]
     b32 = t.get((base, "float32"))
@@ -85,6 +90,12 @@ for k in order:
         if x and (best is None or x > best[0]):
             best = (x, s)
         cells.append(f"{a or 0:6.1f}/{h or 0:6.1f} {x or 0:4.2f}x {(a / h if a and h else 0):4.2f}=")
-    print(f"{k[0]:20} {k[1]:24} {k[2]:4} " + " ".join(f"{c:>27}" for c in cells) + (f"   {best[0]:.2f} {best[1]}" if best else ""))
+    f32s = [(t[(s, "float32")], i) for i, s in enumerate(settings) if (s, "float32") in t]
+    f16s = [(t[(s, "float16")], i) for i, s in enumerate(settings) if (s, "float16") in t]
+    bb = ""
+    if f32s and f16s:
+        (a, i), (h, j) = min(f32s), min(f16s)
+        bb = f"; [{i}] [{j}]: {a / h:.2f}"
+    print(f"{k[0]:20} {k[1]:24} {k[2]:4} " + " ".join(f"{c:>27}" for c in cells) + (f"   {best[0]:.2f} [{settings.index(best[1])}]{bb}" if best else ""))
 EOF
 cat "$out/summary.txt"

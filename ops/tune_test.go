@@ -184,6 +184,9 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{FastMax: true, StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
 		{FastMax: true, StripWidth: 2, LoadWidth: 2},
 		{FastMax: true, StripWidth: 1, LoadWidth: 1},
+		// bench/pool_f16_sweep.sh's settings.
+		{Argmax: ops.ArgmaxFastTwoPhase, GatherVectorStores: true, GatherCells: 2},
+		{Argmax: ops.ArgmaxFastTwoPhase, FastMax: true, StripWidth: 8, LoadWidth: 8, GatherVectorStores: true, GatherCells: 4},
 	}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
