@@ -163,7 +163,13 @@ bool loadRow(Strip p, int ky) { return loadRowOutside(p, ky, 0.0); }
 // where the shader defines POOL_FETCH_ROWS.
 #ifdef POOL_FETCH_ROWS
 #ifdef VKMPS_F16
+// Halves stay packed until unpackRow uses them: half the registers of
+// the values in flight.
+layout(std430, binding = 0) readonly buffer Src2h { uint src2h[]; };
+layout(std430, binding = 0) readonly buffer Src4h { uvec2 src4h[]; };
 uvec4 raw8[KH * NV];
+uvec2 raw4h[KH * NV];
+uint raw2h[KH * NV];
 #endif
 vec4 raw4[KH * NV];
 vec2 raw2[KH * NV];
@@ -181,10 +187,18 @@ void fetchRows(Strip p) {
 #endif
 		if (VW == 4) {
 			int a = (p.s.x - PAR) / 4;
+#ifdef VKMPS_F16
+			[[unroll]] for (int t = 0; t < NV; t++) raw4h[ky * NV + t] = src4h[(row >> 2) + uint(clamp(a + t, 0, pc.srcSize.x / 4 - 1))];
+#else
 			[[unroll]] for (int t = 0; t < NV; t++) raw4[ky * NV + t] = LOAD4(src4[(row >> 2) + uint(clamp(a + t, 0, pc.srcSize.x / 4 - 1))]);
+#endif
 		} else if (VW == 2) {
 			int a = (p.s.x - PAR) / 2;
+#ifdef VKMPS_F16
+			[[unroll]] for (int t = 0; t < NV; t++) raw2h[ky * NV + t] = src2h[(row >> 1) + uint(clamp(a + t, 0, pc.srcSize.x / 2 - 1))];
+#else
 			[[unroll]] for (int t = 0; t < NV; t++) raw2[ky * NV + t] = LOAD2(src2[(row >> 1) + uint(clamp(a + t, 0, pc.srcSize.x / 2 - 1))]);
+#endif
 		} else {
 			[[unroll]] for (int e = 0; e < SEG; e++) raw1[ky * SEG + e] = LOAD(src[row + uint(colX[e])]);
 		}
@@ -202,6 +216,11 @@ bool unpackRow(Strip p, int ky, float outside) {
 			uvec4 u = raw8[ky * NV + i / 8];
 			uint w = (i % 8) < 2 ? u.x : (i % 8) < 4 ? u.y : (i % 8) < 6 ? u.z : u.w;
 			x = unpackHalf2x16(w)[i % 2];
+		} else if (VW == 4) {
+			uvec2 u = raw4h[ky * NV + i / 4];
+			x = unpackHalf2x16((i % 4) < 2 ? u.x : u.y)[i % 2];
+		} else if (VW == 2) {
+			x = unpackHalf2x16(raw2h[ky * NV + i / 2])[i % 2];
 		} else
 #endif
 		if (VW == 4) {
