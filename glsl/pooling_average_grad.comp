@@ -37,9 +37,7 @@ void main() {
 	windowAxes(c);
 	int nx[WX];
 	[[unroll]] for (int j = 0; j < WX; j++) nx[j] = counted(pc.winBase.x + SX * (c.m.x - (AX - 1) + j), KW, DX, pc.region.x, pc.region.z);
-	float acc[SY][CX * SX];
-	[[unroll]] for (int fy = 0; fy < SY; fy++)
-		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
+	clearAcc();
 	// Windows in ascending order (rows, then columns), as the sum's order.
 	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
 		int ny = counted(pc.winBase.y + SY * (c.m.y - b), KH, DY, pc.region.y, pc.region.w);
@@ -48,7 +46,7 @@ void main() {
 			int n = ny * nx[j];
 			float v = LOAD_DY(dy[row + uint(winX[j])]);
 			v = (winYIn[b] && winXIn[j] && n > 0) ? v / float(n) : 0.0;
-			[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int i = 0; i < CXE; i++) {
 				int a = cellsBack(i, j);
 				if (a < 0 || a >= AX) continue;
 				[[unroll]] for (int fy = 0; fy < SY; fy++) {
@@ -60,13 +58,6 @@ void main() {
 			}
 		}
 	}
-	[[unroll]] for (int fy = 0; fy < SY; fy++) {
-		[[unroll]] for (int i = 0; i < CX; i++) {
-			[[unroll]] for (int fx = 0; fx < SX; fx++) {
-				ivec2 p;
-				if (cellPixel(c, i, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][i * SX + fx]);
-			}
-		}
-	}
+	storeCells(c);
 }
 #endif

@@ -22,8 +22,10 @@
 // float16, octets (8: 16 bytes, unpacked from uvec4) when
 // the source's rows and planes start on multiples of VW and every strip's
 // first column has the same remainder PAR mod VW (OX*SX a multiple of VW).
-// VSTORE stores the OX results as one vector (OX is 2 or 4, and the
-// destination rows, planes and clip are aligned to it).
+// VSTORE stores the OX results as vectors of VSTORE values: one vector of
+// OX (2 or 4), or for OX = 8 two quads, the second only where the strip
+// has 8 pixels in the clip (the destination rows, planes and clip are
+// aligned to VSTORE); 0 stores value by value.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "elem.glsl"
@@ -35,7 +37,7 @@ layout(constant_id = 7) const bool CLAMP = false; // edge mode: taps outside are
 layout(constant_id = 8) const int VW = 1;         // load width: 1, 2 or 4 elements
 layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod VW
 layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
-layout(constant_id = 16) const bool VSTORE = false; // store the strip as one vector
+layout(constant_id = 16) const int VSTORE = 0; // vector store width: 0 (value by value), 2 or 4
 
 const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
 const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
@@ -153,6 +155,88 @@ bool loadRowOutside(Strip p, int ky, float outside) {
 
 bool loadRow(Strip p, int ky) { return loadRowOutside(p, ky, 0.0); }
 
+// fetchRows and unpackRow split loadRowOutside in two, for passes that
+// issue the loads of all KH window rows before using any (more bytes in
+// flight per invocation, whatever the compiler's scheduling): fetchRows
+// loads the rows into raw, unpackRow(p, ky, outside) then fills segV and
+// segIn from row ky as loadRowOutside does and returns the same. Built
+// where the shader defines POOL_FETCH_ROWS.
+#ifdef POOL_FETCH_ROWS
+#ifdef VKMPS_F16
+// Halves stay packed until unpackRow uses them: half the registers of
+// the values in flight.
+layout(std430, binding = 0) readonly buffer Src2h { uint src2h[]; };
+layout(std430, binding = 0) readonly buffer Src4h { uvec2 src4h[]; };
+uvec4 raw8[KH * NV];
+uvec2 raw4h[KH * NV];
+uint raw2h[KH * NV];
+#endif
+vec4 raw4[KH * NV];
+vec2 raw2[KH * NV];
+float raw1[KH * SEG];
+
+void fetchRows(Strip p) {
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
+		uint row = p.srcOff + uint(clamp(p.s.y + ky * DY, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+#ifdef VKMPS_F16
+		if (VW == 8) {
+			int a = (p.s.x - PAR) / 8;
+			[[unroll]] for (int t = 0; t < NV; t++) raw8[ky * NV + t] = src8[(row >> 3) + uint(clamp(a + t, 0, pc.srcSize.x / 8 - 1))];
+			continue;
+		}
+#endif
+		if (VW == 4) {
+			int a = (p.s.x - PAR) / 4;
+#ifdef VKMPS_F16
+			[[unroll]] for (int t = 0; t < NV; t++) raw4h[ky * NV + t] = src4h[(row >> 2) + uint(clamp(a + t, 0, pc.srcSize.x / 4 - 1))];
+#else
+			[[unroll]] for (int t = 0; t < NV; t++) raw4[ky * NV + t] = LOAD4(src4[(row >> 2) + uint(clamp(a + t, 0, pc.srcSize.x / 4 - 1))]);
+#endif
+		} else if (VW == 2) {
+			int a = (p.s.x - PAR) / 2;
+#ifdef VKMPS_F16
+			[[unroll]] for (int t = 0; t < NV; t++) raw2h[ky * NV + t] = src2h[(row >> 1) + uint(clamp(a + t, 0, pc.srcSize.x / 2 - 1))];
+#else
+			[[unroll]] for (int t = 0; t < NV; t++) raw2[ky * NV + t] = LOAD2(src2[(row >> 1) + uint(clamp(a + t, 0, pc.srcSize.x / 2 - 1))]);
+#endif
+		} else {
+			[[unroll]] for (int e = 0; e < SEG; e++) raw1[ky * SEG + e] = LOAD(src[row + uint(colX[e])]);
+		}
+	}
+}
+
+bool unpackRow(Strip p, int ky, float outside) {
+	int y = p.s.y + ky * DY;
+	bool yin = y >= 0 && y < pc.srcSize.y;
+	[[unroll]] for (int e = 0; e < SEG; e++) {
+		int i = PAR + e;
+		float x;
+#ifdef VKMPS_F16
+		if (VW == 8) {
+			uvec4 u = raw8[ky * NV + i / 8];
+			uint w = (i % 8) < 2 ? u.x : (i % 8) < 4 ? u.y : (i % 8) < 6 ? u.z : u.w;
+			x = unpackHalf2x16(w)[i % 2];
+		} else if (VW == 4) {
+			uvec2 u = raw4h[ky * NV + i / 4];
+			x = unpackHalf2x16((i % 4) < 2 ? u.x : u.y)[i % 2];
+		} else if (VW == 2) {
+			x = unpackHalf2x16(raw2h[ky * NV + i / 2])[i % 2];
+		} else
+#endif
+		if (VW == 4) {
+			x = raw4[ky * NV + i / 4][i % 4];
+		} else if (VW == 2) {
+			x = raw2[ky * NV + i / 2][i % 2];
+		} else {
+			x = raw1[ky * SEG + e];
+		}
+		segIn[e] = yin && colIn[e];
+		segV[e] = segIn[e] ? x : outside;
+	}
+	return yin;
+}
+#endif
+
 // Segment column of tap kx of the strip's window o.
 int tapCol(int o, int kx) { return o * SX + kx * DX; }
 
@@ -161,10 +245,16 @@ float res[OX];
 
 // storeResults writes res[0 .. count) to the destination.
 void storeResults(Strip p) {
-	if (VSTORE && OX == 4) {
-		dst4[p.dstIdx >> 2] = STORE_DST4(vec4(res[0], res[1 % OX], res[2 % OX], res[3 % OX]));
-	} else if (VSTORE && OX == 2) {
-		dst2[p.dstIdx >> 1] = STORE_DST2(vec2(res[0], res[1 % OX]));
+	if (VSTORE == 4) {
+		[[unroll]] for (int q = 0; q < OX / 4; q++) {
+			if (q == 0 || 4 * q < p.count)
+				dst4[(p.dstIdx >> 2) + uint(q)] = STORE_DST4(vec4(res[4 * q], res[min(4 * q + 1, OX - 1)], res[min(4 * q + 2, OX - 1)],
+				                                                  res[min(4 * q + 3, OX - 1)]));
+		}
+	} else if (VSTORE == 2) {
+		[[unroll]] for (int q = 0; q < OX / 2; q++) {
+			if (q == 0 || 2 * q < p.count) dst2[(p.dstIdx >> 1) + uint(q)] = STORE_DST2(vec2(res[2 * q], res[min(2 * q + 1, OX - 1)]));
+		}
 	} else {
 		[[unroll]] for (int o = 0; o < OX; o++) {
 			if (o < p.count) dst[p.dstIdx + uint(o)] = STORE_DST(res[o]);

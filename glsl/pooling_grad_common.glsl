@@ -26,6 +26,14 @@
 // Images are float32, or half in the f16 variants (elem.glsl); sums are
 // float32 and each dx value is rounded once, when stored.
 //
+// GV > 0 (vector stores) shifts the strips: one is CX*SX dx pixels of a
+// row from a multiple of GV (clip origin rounded down to one), GPAR pixels
+// into its first cell (the same for every strip), so it spans CXE cells
+// and its pixels are stored as GV-wide vectors (aligned: ops checks that
+// dx rows and planes are multiples of GV), value by value where a vector
+// would leave the clip. The windows, and the order of each sum, are those
+// of the cells; only the pixels an invocation stores differ.
+//
 // POOL_LOOP (the "loop" variants) is the same sum without unrolling, for
 // windows and strides whose unrolled cells would be too large to compile
 // or to hold in registers: one invocation per dx pixel of the clip
@@ -41,14 +49,25 @@
 
 layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
-layout(constant_id = 15) const int CX = 1; // cells per invocation
+layout(constant_id = 15) const int CX = 1; // cells per invocation (with GV, CX*SX pixels)
+layout(constant_id = 20) const int GV = 0;   // dx vector store width: 0 (value by value), 2 or 4
+layout(constant_id = 21) const int GPAR = 0; // with GV: a strip's first pixel, past its first cell's first
 
 const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
 const int AY = (KEY - 1) / SY + 1;
-const int WX = AX + CX - 1;         // window columns holding a pixel of a strip
+const int CXE = (GPAR + CX * SX - 1) / SX + 1; // cells a strip spans (CX without GV)
+const int WX = AX + CXE - 1;        // window columns holding a pixel of a strip
 
 layout(std430, binding = 0) readonly buffer Dy { DY_ELEM dy[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { ELEM dx[]; };
+layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx2 { ELEM2 dx2[]; };
+layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx4 { ELEM4 dx4[]; };
+#ifdef GRAD_AUX_SCALE
+// dx[p] = acc[p] * src[p]: the forward source, binding 1.
+layout(std430, binding = 1) readonly buffer Src { ELEM src[]; };
+layout(std430, binding = 1) readonly buffer Src2 { ELEM2 src2[]; };
+layout(std430, binding = 1) readonly buffer Src4 { ELEM4 src4[]; };
+#endif
 
 layout(push_constant) uniform Push {
 	ivec2 size;       // dx (and forward source) W, H
@@ -72,9 +91,11 @@ layout(push_constant) uniform Push {
 	uint planes;      // planes of the dispatch
 } pc;
 
-// Cell is one invocation's work: CX cells from index m.
+// Cell is one invocation's work: CX cells from index m (with GV, CXE
+// cells, of which it stores CX*SX pixels from x).
 struct Cell {
 	ivec2 m;      // index of its first cell (and of the window based there)
+	int x;        // with GV: dx column of its first pixel
 	uint dyOff, auxOff, dxOff;
 };
 
@@ -83,8 +104,14 @@ bool cellOf(out Cell c) {
 	ivec2 m1 = ivec2(floorDiv(pc.clipOrigin.x + pc.clipSize.x - 1 - pc.winBase.x, SX),
 	                 floorDiv(pc.clipOrigin.y + pc.clipSize.y - 1 - pc.winBase.y, SY));
 	c.m = m0 + ivec2(int(gl_GlobalInvocationID.x) * CX, int(gl_GlobalInvocationID.y));
+	bool past = c.m.x > m1.x;
+	if (GV > 0) {
+		c.x = pc.clipOrigin.x - (pc.clipOrigin.x - floorDiv(pc.clipOrigin.x, GV) * GV) + int(gl_GlobalInvocationID.x) * CX * SX;
+		c.m.x = floorDiv(c.x - pc.winBase.x, SX);
+		past = c.x >= pc.clipOrigin.x + pc.clipSize.x;
+	}
 	uint plane = gl_GlobalInvocationID.z;
-	if (c.m.x > m1.x || c.m.y > m1.y || plane >= pc.planes) return false;
+	if (past || c.m.y > m1.y || plane >= pc.planes) return false;
 	uint n = plane / pc.channels, ch = plane % pc.channels;
 	c.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
 	c.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
@@ -97,6 +124,71 @@ bool cellPixel(Cell c, int i, int fx, int fy, out ivec2 p) {
 	p = pc.winBase + ivec2(SX * (c.m.x + i) + fx, SY * c.m.y + fy);
 	ivec2 r = p - pc.clipOrigin;
 	return r.x >= 0 && r.y >= 0 && r.x < pc.clipSize.x && r.y < pc.clipSize.y;
+}
+
+// The strip's sums: acc[fy][i*SX + fx] for pixel (fx, fy) of its cell i.
+float acc[SY][CXE * SX];
+
+void clearAcc() {
+	[[unroll]] for (int fy = 0; fy < SY; fy++)
+		[[unroll]] for (int f = 0; f < CXE * SX; f++) acc[fy][f] = 0.0;
+}
+
+// gradOut returns dx at element q (of the plane) for sum a.
+float gradOut(Cell c, uint q, float a) {
+#ifdef GRAD_AUX_SCALE
+	return a * LOAD(src[c.auxOff + q]);
+#else
+	return a;
+#endif
+}
+
+// storeCells writes the strip's pixels inside the dx clip.
+void storeCells(Cell c) {
+	if (GV == 0) {
+		[[unroll]] for (int fy = 0; fy < SY; fy++) {
+			[[unroll]] for (int i = 0; i < CX; i++) {
+				[[unroll]] for (int fx = 0; fx < SX; fx++) {
+					ivec2 p;
+					if (cellPixel(c, i, fx, fy, p)) {
+						uint q = uint(p.y * pc.size.x + p.x);
+						dx[c.dxOff + q] = STORE(gradOut(c, q, acc[fy][i * SX + fx]));
+					}
+				}
+			}
+		}
+		return;
+	}
+	[[unroll]] for (int fy = 0; fy < SY; fy++) {
+		int y = pc.winBase.y + SY * c.m.y + fy;
+		if (y < pc.clipOrigin.y || y >= pc.clipOrigin.y + pc.clipSize.y) continue;
+		[[unroll]] for (int v = 0; v < CX * SX / max(GV, 1); v++) {
+			int x0 = c.x + v * GV;
+			uint q = uint(y * pc.size.x + x0);
+			int f = GPAR + v * GV;
+			if (x0 >= pc.clipOrigin.x && x0 + GV <= pc.clipOrigin.x + pc.clipSize.x) {
+				if (GV == 4) {
+					vec4 a = vec4(acc[fy][f], acc[fy][min(f + 1, CXE * SX - 1)], acc[fy][min(f + 2, CXE * SX - 1)], acc[fy][min(f + 3, CXE * SX - 1)]);
+#ifdef GRAD_AUX_SCALE
+					a *= LOAD4(src4[(c.auxOff + q) >> 2]);
+#endif
+					dx4[(c.dxOff + q) >> 2] = STORE4(a);
+				} else {
+					vec2 a = vec2(acc[fy][f], acc[fy][min(f + 1, CXE * SX - 1)]);
+#ifdef GRAD_AUX_SCALE
+					a *= LOAD2(src2[(c.auxOff + q) >> 1]);
+#endif
+					dx2[(c.dxOff + q) >> 1] = STORE2(a);
+				}
+			} else {
+				[[unroll]] for (int e = 0; e < GV; e++) {
+					int x = x0 + e;
+					if (x >= pc.clipOrigin.x && x < pc.clipOrigin.x + pc.clipSize.x)
+						dx[c.dxOff + q + uint(e)] = STORE(gradOut(c, q + uint(e), acc[fy][min(f + e, CXE * SX - 1)]));
+				}
+			}
+		}
+	}
 }
 
 // Per window column j (window m.x - (AX-1) + j, ascending) and row b

@@ -8,9 +8,8 @@
 // vkmps:variant loopf16 -DPOOL_LOOP -DVKMPS_F16
 #define GRAD_DX_BINDING 2
 #define DY_F32 // binding 0 is r, float32 scratch
+#define GRAD_AUX_SCALE // dx = sum * the forward source (binding 1)
 #include "pooling_grad_common.glsl"
-
-layout(std430, binding = 1) readonly buffer Src { ELEM src[]; };
 
 #ifdef POOL_LOOP
 void main() {
@@ -36,16 +35,14 @@ void main() {
 	Cell c;
 	if (!cellOf(c)) return;
 	windowAxes(c);
-	float acc[SY][CX * SX];
-	[[unroll]] for (int fy = 0; fy < SY; fy++)
-		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
+	clearAcc();
 	// Windows in ascending order (rows, then columns), as the sum's order.
 	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
 		[[unroll]] for (int j = 0; j < WX; j++) {
 			float v = LOAD_DY(dy[row + uint(winX[j])]);
 			v = (winYIn[b] && winXIn[j]) ? v : 0.0;
-			[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int i = 0; i < CXE; i++) {
 				int a = cellsBack(i, j);
 				if (a < 0 || a >= AX) continue;
 				[[unroll]] for (int fy = 0; fy < SY; fy++) {
@@ -57,16 +54,6 @@ void main() {
 			}
 		}
 	}
-	[[unroll]] for (int fy = 0; fy < SY; fy++) {
-		[[unroll]] for (int i = 0; i < CX; i++) {
-			[[unroll]] for (int fx = 0; fx < SX; fx++) {
-				ivec2 p;
-				if (cellPixel(c, i, fx, fy, p)) {
-					uint q = uint(p.y * pc.size.x + p.x);
-					dx[c.dxOff + q] = STORE(acc[fy][i * SX + fx] * LOAD(src[c.auxOff + q]));
-				}
-			}
-		}
-	}
+	storeCells(c);
 }
 #endif

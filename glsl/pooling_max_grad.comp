@@ -57,9 +57,7 @@ void main() {
 		wordCol[j] = qx / uint(PER);
 		shift[j] = (qx % uint(PER)) * uint(AMBITS);
 	}
-	float acc[SY][CX * SX];
-	[[unroll]] for (int fy = 0; fy < SY; fy++)
-		[[unroll]] for (int f = 0; f < CX * SX; f++) acc[fy][f] = 0.0;
+	clearAcc();
 	// Windows in ascending order (rows, then columns), as the sum's order.
 	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
 		uint row = c.dyOff + winRow[b] * pc.dyWidth;
@@ -68,7 +66,7 @@ void main() {
 			float v = LOAD_DY(dy[row + uint(winX[j])]);
 			uint word = aux[codeRow + wordCol[j]];
 			uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
-			[[unroll]] for (int i = 0; i < CX; i++) {
+			[[unroll]] for (int i = 0; i < CXE; i++) {
 				int a = cellsBack(i, j);
 				if (a < 0 || a >= AX) continue;
 				[[unroll]] for (int fy = 0; fy < SY; fy++) {
@@ -82,13 +80,6 @@ void main() {
 			}
 		}
 	}
-	[[unroll]] for (int fy = 0; fy < SY; fy++) {
-		[[unroll]] for (int i = 0; i < CX; i++) {
-			[[unroll]] for (int fx = 0; fx < SX; fx++) {
-				ivec2 p;
-				if (cellPixel(c, i, fx, fy, p)) dx[c.dxOff + uint(p.y * pc.size.x + p.x)] = STORE(acc[fy][i * SX + fx]);
-			}
-		}
-	}
+	storeCells(c);
 }
 #endif

@@ -92,6 +92,7 @@ type gatherKey struct {
 	bits       int
 	f16        bool
 	loop       bool // the loop builds (gatherLoop)
+	gv, gpar   int8 // vector stores: width and strip phase (gatherVector)
 	lx, ly, lz int16
 }
 
@@ -109,6 +110,39 @@ func gatherCells(g Geometry, t Tuning) int {
 	}
 	return 1
 }
+
+// gatherVector returns the width of the vectors the gather stores dx rows
+// in, and GPAR, the phase of its strips in their first cell (see
+// glsl/pooling_grad_common.glsl), or 0, 0 to store value by value: with
+// t.GatherVectorStores, 4 or 2 elements, the widest that divides a strip's
+// CX*SX pixels and the row width and base of every image in ims (dx, and
+// the forward source the L2-norm gather reads alongside), and whose bytes
+// divide the storage-buffer offset alignment, so that every part and band
+// keeps them aligned; never for the loop builds.
+func gatherVector(g Geometry, t Tuning, loop bool, lim vk.Limits, clipX int, baseX int64, ims ...*Image) (gv, gpar int) {
+	if !t.GatherVectorStores || loop {
+		return 0, 0
+	}
+	w := gatherCells(g, t) * g.StrideX
+	align := uint64(max(lim.MinStorageBufferOffsetAlignment, 4))
+next:
+	for _, v := range []int{4, 2} {
+		if w%v != 0 {
+			continue
+		}
+		for _, im := range ims {
+			if im.w%v != 0 || im.base%uint64(v) != 0 || align%uint64(v*im.format.Size()) != 0 {
+				continue next
+			}
+		}
+		a0 := int64(clipX) - floorMod64(int64(clipX), int64(v))
+		return v, int(floorMod64(a0-baseX, int64(g.StrideX)))
+	}
+	return 0, 0
+}
+
+// floorMod64 is a - b*floor(a/b) for b > 0.
+func floorMod64(a, b int64) int64 { return a - b*floorDiv64(a, b) }
 
 func newPoolingGradient(dev *vk.Device, kind PoolingKind, g Geometry) (poolingGradient, error) {
 	p := poolingGradient{kind: kind, geom: g, pipes: map[gatherKey]*vk.Pipeline{}}
@@ -150,6 +184,9 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
 	spec["CX"] = uint32(gatherCells(p.geom, p.passes.tune))
 	spec["AMBITS"] = uint32(k.bits)
+	if k.gv > 0 {
+		spec["GV"], spec["GPAR"] = uint32(k.gv), uint32(k.gpar)
+	}
 	name := ""
 	if k.loop {
 		name = "loop"
@@ -169,23 +206,30 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 // gatherGrid returns the gather's items: the strips of CX cells (cells
 // are stride-sized blocks of dx pixels aligned with the window grid) and
 // the cell rows covering a dx clip at (clipX, clipY) of w x h pixels for
-// windows based at base.
-func (p *poolingGradient) gatherGrid(clipX, clipY, w, h int, baseX, baseY int64) (strips, rows int) {
+// windows based at base; with vector stores of gv elements, strips of
+// CX*SX pixels from clipX rounded down to a multiple of gv.
+func (p *poolingGradient) gatherGrid(gv, clipX, clipY, w, h int, baseX, baseY int64) (strips, rows int) {
 	g := p.geom
 	cells := func(c, n int, base int64, s int) int {
 		return int(floorDiv64(int64(c+n-1)-base, int64(s))-floorDiv64(int64(c)-base, int64(s))) + 1
 	}
 	cx := gatherCells(g, p.passes.tune)
-	return (cells(clipX, w, baseX, g.StrideX) + cx - 1) / cx, cells(clipY, h, baseY, g.StrideY)
+	rows = cells(clipY, h, baseY, g.StrideY)
+	if gv > 0 {
+		a0 := int64(clipX) - floorMod64(int64(clipX), int64(gv))
+		sw := int64(cx * g.StrideX)
+		return int((int64(clipX+w) - a0 + sw - 1) / sw), rows
+	}
+	return (cells(clipX, w, baseX, g.StrideX) + cx - 1) / cx, rows
 }
 
 // gatherItems returns the gather's grid items along x and y: gatherGrid's
 // strips and cell rows, or for the loop builds the clip's pixels.
-func (p *poolingGradient) gatherItems(loop bool, clipX, clipY, w, h int, baseX, baseY int64) (int, int) {
+func (p *poolingGradient) gatherItems(loop bool, gv, clipX, clipY, w, h int, baseX, baseY int64) (int, int) {
 	if loop {
 		return w, h
 	}
-	return p.gatherGrid(clipX, clipY, w, h, baseX, baseY)
+	return p.gatherGrid(gv, clipX, clipY, w, h, baseX, baseY)
 }
 
 // floorDiv64 is floor(a / b) for b > 0.
@@ -350,10 +394,24 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		pc.AuxBatch, pc.AuxPlane = uint32(x.cTotal*x.h*x.w), uint32(x.h*x.w)
 		plan.firstPass = passRatio
 	}
+	lim := p.dev.Limits()
+	var spanArr [maxSpans]span // an array, so encoding does not allocate
+	spans := plan.spans(spanArr[:0])
+	fits := planeFits(&lim, spans)
 	loop := gatherLoop(p.geom, p.passes.tune)
-	strips, rows := p.gatherItems(loop, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
-	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), p.dev.Limits(), strips, rows, j.batches*j.channels)
-	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, lx: int16(lx), ly: int16(ly), lz: int16(lz)})
+	gv, gpar := 0, 0
+	if fits { // (bands store value by value)
+		ims := [2]*Image{dx, x}
+		n := 1
+		if p.kind == KindL2Norm {
+			n = 2
+		}
+		gv, gpar = gatherVector(g, p.passes.tune, loop, lim, j.clipX, baseX, ims[:n]...)
+	}
+	strips, rows := p.gatherItems(loop, gv, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
+	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, j.batches*j.channels)
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, gv: int8(gv), gpar: int8(gpar),
+		lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}
@@ -369,12 +427,9 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}
 	}
-	lim := p.dev.Limits()
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	firstPush := unsafe.Slice((*byte)(unsafe.Pointer(&first)), unsafe.Sizeof(first))
-	var spanArr [maxSpans]span // an array, so encoding does not allocate
-	spans := plan.spans(spanArr[:0])
-	if !planeFits(&lim, spans) {
+	if !fits {
 		// A plane over the storage-buffer range: bands of rows.
 		b := gradBands{plan: plan, pc: pc, first: first, pl: pl, firstKey: firstKey,
 			j: j, st: st, x: x, dy: dy, baseX: int(baseX), baseY: int(baseY), loop: loop, lx: lx, ly: ly, lz: lz}

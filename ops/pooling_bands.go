@@ -257,7 +257,7 @@ func (p *poolingGradient) encodeBands(cb *vk.CommandBuffer, b gradBands) error {
 					k = 2
 				}
 				bind[k] = ranges[role[gbDx]]
-				items, rows := p.gatherItems(b.loop, j.clipX, 0, j.clipW, y1-y0, int64(b.baseX), int64(pc.WinBaseY))
+				items, rows := p.gatherItems(b.loop, 0, j.clipX, 0, j.clipW, y1-y0, int64(b.baseX), int64(pc.WinBaseY))
 				groups, err := grid3(&lim, items, rows, 1, b.lx, b.ly, b.lz)
 				if err != nil {
 					return err

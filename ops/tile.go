@@ -21,8 +21,8 @@ import (
 //     destination pixels of a row (stripWidth), on a (strip, row, plane)
 //     grid; per window row it loads the source columns its windows span
 //     once, as aligned quads or pairs where the source's layout allows
-//     (loadWidth), and stores the strip as one vector where the
-//     destination's does;
+//     (loadWidth), and stores the strip as vectors where the
+//     destination's layout allows (vectorStore);
 //   - tiled (glsl/pooling_tiled.glsl): for windows of more than
 //     tiledTaps taps, where each source value is read many times, a
 //     workgroup stages the source region of a tile of destination pixels in
@@ -35,7 +35,9 @@ import (
 // The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
 // stride-x x stride-y dx pixels aligned with the window grid, CX cells of a
 // row per invocation (gatherCells), on a (cell strip, cell row, plane)
-// grid, fully unrolled; where the unrolled cell would be too large
+// grid, fully unrolled (with Tuning.GatherVectorStores, strips of CX*SX
+// pixels from multiples of the vector width, stored as vectors:
+// gatherVector); where the unrolled cell would be too large
 // (gatherLoop: large windows or strides), their "loop" builds take one dx
 // pixel per invocation and loop over its windows in the same order.
 //
@@ -223,11 +225,21 @@ func loadWidth(g Geometry, ox int, src *Image, t Tuning) int {
 	return 1
 }
 
-// vectorStore reports whether strips of ox results can be stored as one
-// vector: ox is 2 or 4 and the destination rows, planes, clip origin and
-// clip width are multiples of it; never with t.NoVectorStores.
-func vectorStore(t Tuning, ox, dstW int, dstBase uint64, clipX, clipW int) bool {
-	return !t.NoVectorStores && (ox == 2 || ox == 4) && dstW%ox == 0 && dstBase%uint64(ox) == 0 && clipX%ox == 0 && clipW%ox == 0
+// vectorStore returns the width of the vectors strips of ox results are
+// stored in, or 0 (value by value): ox itself for 2 and 4, 4 (two quads)
+// for 8, where the destination rows, planes, clip origin and clip width
+// are multiples of it; 0 with t.NoVectorStores. (A strip of 8 in a clip
+// of a multiple of 4 has 4 or 8 pixels in it: the second quad is stored
+// only when it is inside.)
+func vectorStore(t Tuning, ox, dstW int, dstBase uint64, clipX, clipW int) int {
+	v := ox
+	if ox == 8 {
+		v = 4
+	}
+	if t.NoVectorStores || (v != 2 && v != 4) || dstW%v != 0 || dstBase%uint64(v) != 0 || clipX%v != 0 || clipW%v != 0 {
+		return 0
+	}
+	return v
 }
 
 // grid3 returns the workgroups covering w x h items of z planes with
@@ -272,7 +284,7 @@ type passKey struct {
 	pass       passKind
 	edge       EdgeMode
 	vw, par    int8 // load width and a strip's first column mod vw
-	vstore     bool // store strips as vectors
+	vstore     int8 // vector store width (vectorStore), 0 for none
 	f16        bool // float16 images: the shader's "f16" variant
 	lx, ly, lz int16
 }
@@ -344,7 +356,9 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	ox := stripWidth(ps.geom, pass, ps.tune)
 	vw := loadWidth(ps.geom, ox, src, ps.tune)
 	k.vw, k.par = int8(vw), int8(((t.firstSrcCol%vw)+vw)%vw)
-	k.vstore = !t.noValues && vectorStore(ps.tune, ox, t.dstW, t.dstBase, t.clipX, t.w)
+	if !t.noValues {
+		k.vstore = int8(vectorStore(ps.tune, ox, t.dstW, t.dstBase, t.clipX, t.w))
+	}
 	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, t.z)
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
@@ -367,9 +381,12 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
 		spec["OX"] = uint32(stripWidth(ps.geom, k.pass, ps.tune))
 		spec["VW"], spec["PAR"] = uint32(k.vw), uint32(k.par)
-		if k.vstore {
-			spec["VSTORE"] = 1
+		if k.vstore != 0 {
+			spec["VSTORE"] = uint32(k.vstore)
 		}
+	}
+	if k.pass == passValues && ps.kind.IsMax() && ps.tune.FastMax && !tiled(ps.geom) {
+		spec["FAST"] = 1
 	}
 	if k.pass == passArgmax || k.pass == passArgmaxOnly {
 		spec["AMBITS"] = uint32(argmaxBitsFor(ps.geom.KernelWidth * ps.geom.KernelHeight))

@@ -38,7 +38,8 @@ type Tuning struct {
 	// StripWidth (ox): destination pixels per invocation of the direct
 	// forward passes, 1, 2, 4 or 8 (the default: 4, fewer where a wide
 	// stride would make a strip's source span too long, as with a forced
-	// width). The argmax passes use 4 unless this is 8.
+	// width). The argmax passes use 4 unless this is 8. Strips of 8 are
+	// stored as two quads where the destination is aligned to 4.
 	StripWidth int
 	// GatherCells (gathercx): cells (stride-sized blocks of dx pixels) per
 	// invocation of the gradients' gather, 1..8 (the default: 4 at stride
@@ -55,6 +56,21 @@ type Tuning struct {
 	// NoVectorStores (vstore=0): the direct passes store strips value by
 	// value instead of as one vector.
 	NoVectorStores bool
+	// GatherVectorStores (gvec=1): the gradients' gathers store dx rows as
+	// vectors of 4 (or 2) values: each invocation takes CX*SX pixels of a
+	// row from a multiple of 4, where the window grid's cells may start
+	// anywhere (with padding, at an odd column), so it reads the windows
+	// of the cells they span, one more column of windows where that is
+	// not the first pixel of a cell. Used where dx (and the L2-norm
+	// gradient's forward source) rows and planes are multiples of the
+	// width; off by default (not yet timed on a GPU).
+	GatherVectorStores bool
+	// FastMax (fastmax=1): the direct max and dilated-max forward passes
+	// (values only) first issue the loads of all window rows at once and
+	// take one max per tap, testing the strip for NaN once (the sum of
+	// its values), and run the full pass only for strips that may hold a
+	// NaN; off by default (not yet timed on a GPU).
+	FastMax bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
 	// the default is ArgmaxFastTwoPhase.
@@ -100,12 +116,18 @@ func (t Tuning) String() string {
 		parts = append(parts, "vstore=0")
 	}
 	add("argmax", t.Argmax)
+	if t.GatherVectorStores {
+		parts = append(parts, "gvec=1")
+	}
+	if t.FastMax {
+		parts = append(parts, "fastmax=1")
+	}
 	return strings.Join(parts, ",")
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
 // integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
-// (0 or 1) and argmax (see Tuning's fields). Spaces around pairs are
+// (0 or 1), argmax, gvec (1) and fastmax (1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
 // error wrapping ErrTuning that names it.
@@ -146,8 +168,18 @@ func ParseTuning(s string) (Tuning, error) {
 				return Tuning{}, fmt.Errorf("%w: vstore=%d: want 0 or 1", ErrTuning, n)
 			}
 			t.NoVectorStores = n == 0
+		case "gvec":
+			if n != 0 && n != 1 {
+				return Tuning{}, fmt.Errorf("%w: gvec=%d: want 1", ErrTuning, n)
+			}
+			t.GatherVectorStores = n == 1
+		case "fastmax":
+			if n != 0 && n != 1 {
+				return Tuning{}, fmt.Errorf("%w: fastmax=%d: want 1", ErrTuning, n)
+			}
+			t.FastMax = n == 1
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax, gvec, fastmax)", ErrTuning, k)
 		}
 		if n == 0 && k != "vstore" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vkmps/vkmps/vk"
 )
 
 func TestParseTuning(t *testing.T) {
@@ -17,6 +19,8 @@ func TestParseTuning(t *testing.T) {
 		" wg = 1024 ,argmax=2,":                          {Workgroup: 1024, Argmax: ArgmaxTwoPhase},
 		"argmax=3":                                       {Argmax: ArgmaxFastTapByTap},
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
+		"gvec=1,gathercx=2":                              {GatherCells: 2, GatherVectorStores: true},
+		"fastmax=1,argmax=4":                             {FastMax: true, Argmax: ArgmaxFastTwoPhase},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -47,6 +51,9 @@ func TestParseTuningRefuses(t *testing.T) {
 		"vw=3":                    "load width (vw) 3",
 		"argmax=5":                "argmax pass 5",
 		"vstore=2":                "vstore=2: want 0 or 1",
+		"gvec=2":                  "gvec=2: want 1",
+		"gvec=0":                  "gvec=0: leave the key out",
+		"fastmax=2":               "fastmax=2: want 1",
 		"bogus=1":                 `unknown key "bogus"`,
 		"bnchunk=4096":            `unknown key "bnchunk"`,
 		"novalue":                 `"novalue" is not key=value`,
@@ -90,8 +97,27 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.True(t, argmaxTwoPhase(Tuning{Argmax: ArgmaxFastTwoPhase}))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
-	assert.True(t, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
-	assert.False(t, vectorStore(Tuning{NoVectorStores: true}, 4, 8, 0, 0, 8))
+	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
+	assert.Equal(t, 0, vectorStore(Tuning{NoVectorStores: true}, 4, 8, 0, 0, 8))
+	assert.Equal(t, 4, vectorStore(Tuning{}, 8, 28, 0, 0, 28), "strips of 8 as two quads")
+	assert.Equal(t, 0, vectorStore(Tuning{}, 8, 27, 0, 0, 27))
+	assert.Equal(t, 2, vectorStore(Tuning{}, 2, 6, 0, 0, 6))
+	assert.Equal(t, 0, vectorStore(Tuning{}, 1, 8, 0, 0, 8))
+	lim := vk.Limits{MinStorageBufferOffsetAlignment: 16}
+	k3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	dx := &Image{w: 112, format: Float32}
+	gv, gpar := gatherVector(k3, Tuning{}, false, lim, 0, -1, dx)
+	assert.Equal(t, [2]int{0, 0}, [2]int{gv, gpar}, "off by default")
+	gv, gpar = gatherVector(k3, Tuning{GatherVectorStores: true}, false, lim, 0, -1, dx)
+	assert.Equal(t, [2]int{2, 1}, [2]int{gv, gpar}, "one cell of 2 at stride 2: pairs, from the cells' second pixel")
+	gv, gpar = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, lim, 0, -1, dx)
+	assert.Equal(t, [2]int{4, 1}, [2]int{gv, gpar})
+	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, true, lim, 0, -1, dx)
+	assert.Equal(t, 0, gv, "never for the loop builds")
+	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, lim, 0, -1, &Image{w: 110, format: Float32})
+	assert.Equal(t, 2, gv, "rows of a multiple of 2")
+	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
+	assert.Equal(t, 0, gv, "ranges that may start off a pair")
 	src := &Image{w: 16, format: Float16}
 	assert.Equal(t, 4, loadWidth(g, 4, src, Tuning{}))
 	assert.Equal(t, 8, loadWidth(g, 4, src, Tuning{LoadWidth: 8}))

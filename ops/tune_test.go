@@ -99,3 +99,124 @@ func TestSetTuningRefuses(t *testing.T) {
 	assert.Equal(t, good, f.Tuning())
 	assert.Equal(t, good, gk.Tuning())
 }
+
+// tuneRun runs c's forward (recording the argmax for the max kinds when
+// record) and its gradient under tu, on float16 images when half: the
+// gradient once by EncodeNew and once by Encode into a dx with the clip
+// dxClip; it returns y and the two dx.
+func tuneRun(t *testing.T, dev *vk.Device, c poolCase, tu ops.Tuning, half, record bool, dxClip ops.Region, input, dy []float32) (y []float32, dx [2][]float32) {
+	t.Helper()
+	img := func(d padding.Descriptor, data []float32) *ops.Image {
+		if half {
+			return newHalfImage(t, dev, d, data)
+		}
+		return newImage(t, dev, d, data)
+	}
+	f, k, err := newForward(dev, c.kind, c.geom)
+	require.NoError(t, err, c)
+	c.configure(f, k)
+	require.NoError(t, f.SetTuning(tu))
+	f.SetRecordArgmax(record)
+	gk, err := ops.NewPoolingGradient(dev, c.kind, c.geom)
+	require.NoError(t, err)
+	require.NoError(t, gk.SetTuning(tu))
+	srcIm, dyIm := img(c.src, input), img(c.dst, dy)
+	dstIm := img(c.dst, filled(c.dst.N*c.dst.C*c.dst.H*c.dst.W, poisonValue))
+	dxClipped := img(c.src, filled(c.src.N*c.src.C*c.src.H*c.src.W, poisonValue))
+	var dxNew *ops.Image
+	require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
+		st, err := f.EncodeWithState(cb, srcIm, dstIm)
+		if err != nil {
+			return err
+		}
+		t.Cleanup(func() { st.Close() })
+		if dxNew, err = gk.EncodeNew(cb, dyIm, srcIm, st); err != nil {
+			return err
+		}
+		gk.Properties().ClipRect = dxClip
+		return gk.Encode(cb, dyIm, srcIm, st, dxClipped)
+	}), c)
+	defer dxNew.Close()
+	y, err = dstIm.Read(context.Background())
+	require.NoError(t, err)
+	dx[0], err = dxNew.Read(context.Background())
+	require.NoError(t, err)
+	dx[1], err = dxClipped.Read(context.Background())
+	require.NoError(t, err)
+	return y, dx
+}
+
+// The tunings that store vectors (strips of 8 as quads, gathers' vector
+// stores, float16 octet loads) and the fast max pass (over NaNs and
+// infinities) keep the results too, float32 and float16,
+// on images whose rows let them: strips of 8 in rows of 16 and of 12 (the
+// last quad outside), gathers with odd window grids (padding) and a dx
+// clip that cuts vectors at both ends.
+func TestTuningKeepsResultsVectors(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(2121))
+	k3 := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	k2 := ops.Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	d2 := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	k3s1 := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
+	cases := []poolCase{
+		// Centres on even columns: the first tap at -1, as PyTorch's pad 1.
+		{kind: ops.KindMax, geom: k3, edge: ops.EdgeClamp, src: padding.Descriptor{N: 2, C: 3, H: 9, W: 32}, dst: padding.Descriptor{N: 2, C: 3, H: 5, W: 16}},
+		{kind: ops.KindAverage, geom: k3, edge: ops.EdgeClamp, zeroPad: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1},
+			src: padding.Descriptor{N: 2, C: 3, H: 9, W: 32}, dst: padding.Descriptor{N: 2, C: 3, H: 5, W: 16}},
+		{kind: ops.KindL2Norm, geom: k3, edge: ops.EdgeZero, src: padding.Descriptor{N: 2, C: 3, H: 9, W: 24}, dst: padding.Descriptor{N: 2, C: 3, H: 5, W: 12}},
+		{kind: ops.KindDilatedMax, geom: d2, edge: ops.EdgeClamp, src: padding.Descriptor{N: 2, C: 2, H: 9, W: 32}, dst: padding.Descriptor{N: 2, C: 2, H: 5, W: 16}},
+		// Windows from column 0, as pad 0.
+		{kind: ops.KindMax, geom: k2, edge: ops.EdgeZero, off: ops.Offset{X: 1, Y: 1}, src: padding.Descriptor{N: 2, C: 3, H: 8, W: 24}, dst: padding.Descriptor{N: 2, C: 3, H: 4, W: 12}},
+		{kind: ops.KindAverage, geom: k2, edge: ops.EdgeZero, off: ops.Offset{X: 1, Y: 1}, src: padding.Descriptor{N: 2, C: 3, H: 8, W: 32}, dst: padding.Descriptor{N: 2, C: 3, H: 4, W: 16}},
+		{kind: ops.KindL2Norm, geom: k2, edge: ops.EdgeClamp, off: ops.Offset{X: 1, Y: 1}, src: padding.Descriptor{N: 2, C: 3, H: 8, W: 32}, dst: padding.Descriptor{N: 2, C: 3, H: 4, W: 16}},
+		// Stride 1: gathers of 4 cells.
+		{kind: ops.KindMax, geom: k3s1, edge: ops.EdgeClamp, src: padding.Descriptor{N: 1, C: 3, H: 6, W: 16}, dst: padding.Descriptor{N: 1, C: 3, H: 6, W: 16}},
+	}
+	tunings := []ops.Tuning{
+		{StripWidth: 8},
+		{StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
+		{GatherVectorStores: true},
+		{GatherVectorStores: true, GatherCells: 2},
+		{GatherVectorStores: true, GatherCells: 4, StripWidth: 8, LoadWidth: 8},
+		{GatherVectorStores: true, GatherCells: 3},
+		{FastMax: true},
+		{FastMax: true, StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
+		{FastMax: true, StripWidth: 2, LoadWidth: 2},
+		{FastMax: true, StripWidth: 1, LoadWidth: 1},
+		// bench/pool_f16_sweep.sh's settings.
+		{Argmax: ops.ArgmaxFastTwoPhase, GatherVectorStores: true, GatherCells: 2},
+		{Argmax: ops.ArgmaxFastTwoPhase, FastMax: true, StripWidth: 8, LoadWidth: 8, GatherVectorStores: true, GatherCells: 4},
+	}
+	for _, half := range []bool{false, true} {
+		if half && !dev.Limits().Float16Storage {
+			t.Log("float16 images not supported: float32 only")
+			continue
+		}
+		for ci, c := range cases {
+			n := c.src.N * c.src.C * c.src.H * c.src.W
+			input := gradInput(r, c.kind, n)
+			if c.kind.IsMax() {
+				// NaNs, infinities and ties: the fast max pass's fallback.
+				input = argmaxInput(r, ci, n)
+			}
+			dy := randomData(r, c.dst.N*c.dst.C*c.dst.H*c.dst.W)
+			if half {
+				input, dy = toHalf(input), toHalf(dy)
+			}
+			clip := ops.Region{X: 3, Y: 1, Width: c.src.W - 6, Height: c.src.H - 2, Depth: c.src.N}
+			for _, record := range []bool{false, true} {
+				if record && !c.kind.IsMax() {
+					continue
+				}
+				y0, dx0 := tuneRun(t, dev, c, ops.Tuning{}, half, record, clip, input, dy)
+				for _, tu := range tunings {
+					y, dx := tuneRun(t, dev, c, tu, half, record, clip, input, dy)
+					assert.True(t, sameBits(y0, y), "half=%v record=%v %v: forward under %v", half, record, c, tu)
+					assert.True(t, sameBits(dx0[0], dx[0]), "half=%v record=%v %v: gradient under %v", half, record, c, tu)
+					assert.True(t, sameBits(dx0[1], dx[1]), "half=%v record=%v %v: clipped gradient under %v", half, record, c, tu)
+				}
+			}
+		}
+	}
+}
