@@ -92,15 +92,16 @@ type gatherKey struct {
 	bits       int
 	f16        bool
 	loop       bool // the loop builds (gatherLoop)
+	cx         int8 // cells per invocation (CX)
 	gv, gpar   int8 // vector stores: width and strip phase (gatherVector)
 	lx, ly, lz int16
 }
 
 // gatherCells returns CX, the cells (stride-sized blocks of dx pixels) one
-// gather invocation computes: 4 at stride 1, where a window is read by up
-// to KW pixels, else 1 (measured on an H200: strips of two stride-2
-// cells ran at half the speed of single cells); t.GatherCells overrides
-// it.
+// gather invocation computes where it stores value by value: 4 at stride
+// 1, where a window is read by up to KW pixels, else 1 (measured on an
+// H200: strips of two stride-2 cells ran at half the speed of single
+// cells); t.GatherCells overrides it.
 func gatherCells(g Geometry, t Tuning) int {
 	if t.GatherCells > 0 {
 		return t.GatherCells
@@ -111,19 +112,31 @@ func gatherCells(g Geometry, t Tuning) int {
 	return 1
 }
 
-// gatherVector returns the width of the vectors the gather stores dx rows
-// in, and GPAR, the phase of its strips in their first cell (see
-// glsl/pooling_grad_common.glsl), or 0, 0 to store value by value: with
-// t.GatherVectorStores, 4 or 2 elements, the widest that divides a strip's
-// CX*SX pixels and the row width and base of every image in ims (dx, and
-// the forward source the L2-norm gather reads alongside), and whose bytes
-// divide the storage-buffer offset alignment, so that every part and band
-// keeps them aligned; never for the loop builds.
-func gatherVector(g Geometry, t Tuning, loop bool, lim vk.Limits, clipX int, baseX int64, ims ...*Image) (gv, gpar int) {
-	if !t.GatherVectorStores || loop {
+// gatherVectorCells returns CX for gathers that store vectors, and
+// whether it differs from gatherCells': 2 at stride 2 unless
+// t.GatherCells sets it (on an H100 two cells with vector stores beat
+// one, with or without them, on every bench shape of stride 2).
+func gatherVectorCells(g Geometry, t Tuning) (int, bool) {
+	if t.GatherCells == 0 && !t.NoGatherVectorStores && g.StrideX == 2 {
+		return 2, true
+	}
+	return gatherCells(g, t), false
+}
+
+// gatherVector returns the width of the vectors the gather of cx cells
+// stores dx rows in, and GPAR, the phase of its strips in their first
+// cell (see glsl/pooling_grad_common.glsl), or 0, 0 to store value by
+// value: unless t.NoGatherVectorStores, 4 or 2 elements, the widest that
+// divides a strip's cx*SX pixels and the row width and base of every
+// image in ims (dx, and the forward source the L2-norm gather reads
+// alongside), and whose bytes divide the storage-buffer offset alignment,
+// so that every part and band keeps them aligned; never for the loop
+// builds.
+func gatherVector(g Geometry, t Tuning, cx int, loop bool, lim vk.Limits, clipX int, baseX int64, ims ...*Image) (gv, gpar int) {
+	if t.NoGatherVectorStores || loop {
 		return 0, 0
 	}
-	w := gatherCells(g, t) * g.StrideX
+	w := cx * g.StrideX
 	align := uint64(max(lim.MinStorageBufferOffsetAlignment, 4))
 next:
 	for _, v := range []int{4, 2} {
@@ -182,7 +195,7 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	}
 	spec := geometrySpec(p.geom, EdgeZero)
 	spec["local_size_x"], spec["local_size_y"], spec["local_size_z"] = uint32(k.lx), uint32(k.ly), uint32(k.lz)
-	spec["CX"] = uint32(gatherCells(p.geom, p.passes.tune))
+	spec["CX"] = uint32(k.cx)
 	spec["AMBITS"] = uint32(k.bits)
 	if k.gv > 0 {
 		spec["GV"], spec["GPAR"] = uint32(k.gv), uint32(k.gpar)
@@ -208,12 +221,11 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 // the cell rows covering a dx clip at (clipX, clipY) of w x h pixels for
 // windows based at base; with vector stores of gv elements, strips of
 // CX*SX pixels from clipX rounded down to a multiple of gv.
-func (p *poolingGradient) gatherGrid(gv, clipX, clipY, w, h int, baseX, baseY int64) (strips, rows int) {
+func (p *poolingGradient) gatherGrid(cx, gv, clipX, clipY, w, h int, baseX, baseY int64) (strips, rows int) {
 	g := p.geom
 	cells := func(c, n int, base int64, s int) int {
 		return int(floorDiv64(int64(c+n-1)-base, int64(s))-floorDiv64(int64(c)-base, int64(s))) + 1
 	}
-	cx := gatherCells(g, p.passes.tune)
 	rows = cells(clipY, h, baseY, g.StrideY)
 	if gv > 0 {
 		a0 := int64(clipX) - floorMod64(int64(clipX), int64(gv))
@@ -225,11 +237,11 @@ func (p *poolingGradient) gatherGrid(gv, clipX, clipY, w, h int, baseX, baseY in
 
 // gatherItems returns the gather's grid items along x and y: gatherGrid's
 // strips and cell rows, or for the loop builds the clip's pixels.
-func (p *poolingGradient) gatherItems(loop bool, gv, clipX, clipY, w, h int, baseX, baseY int64) (int, int) {
+func (p *poolingGradient) gatherItems(loop bool, cx, gv, clipX, clipY, w, h int, baseX, baseY int64) (int, int) {
 	if loop {
 		return w, h
 	}
-	return p.gatherGrid(gv, clipX, clipY, w, h, baseX, baseY)
+	return p.gatherGrid(cx, gv, clipX, clipY, w, h, baseX, baseY)
 }
 
 // floorDiv64 is floor(a / b) for b > 0.
@@ -398,7 +410,9 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	var spanArr [maxSpans]span // an array, so encoding does not allocate
 	spans := plan.spans(spanArr[:0])
 	fits := planeFits(&lim, spans)
-	loop := gatherLoop(p.geom, p.passes.tune)
+	tune := p.passes.tune
+	cx := gatherCells(g, tune)
+	loop := gatherLoop(g, cx)
 	gv, gpar := 0, 0
 	if fits { // (bands store value by value)
 		ims := [2]*Image{dx, x}
@@ -406,11 +420,21 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		if p.kind == KindL2Norm {
 			n = 2
 		}
-		gv, gpar = gatherVector(g, p.passes.tune, loop, lim, j.clipX, baseX, ims[:n]...)
+		// Vector stores, over more cells where they take more.
+		if vcx, more := gatherVectorCells(g, tune); more {
+			if vloop := gatherLoop(g, vcx); !vloop {
+				if gv, gpar = gatherVector(g, tune, vcx, vloop, lim, j.clipX, baseX, ims[:n]...); gv > 0 {
+					cx, loop = vcx, vloop
+				}
+			}
+		}
+		if gv == 0 {
+			gv, gpar = gatherVector(g, tune, cx, loop, lim, j.clipX, baseX, ims[:n]...)
+		}
 	}
-	strips, rows := p.gatherItems(loop, gv, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
+	strips, rows := p.gatherItems(loop, cx, gv, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
 	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, j.batches*j.channels)
-	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, gv: int8(gv), gpar: int8(gpar),
+	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar),
 		lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
@@ -432,7 +456,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	if !fits {
 		// A plane over the storage-buffer range: bands of rows.
 		b := gradBands{plan: plan, pc: pc, first: first, pl: pl, firstKey: firstKey,
-			j: j, st: st, x: x, dy: dy, baseX: int(baseX), baseY: int(baseY), loop: loop, lx: lx, ly: ly, lz: lz}
+			j: j, st: st, x: x, dy: dy, baseX: int(baseX), baseY: int(baseY), loop: loop, cx: cx, lx: lx, ly: ly, lz: lz}
 		if err := p.encodeBands(cb, b); err != nil {
 			return fmt.Errorf("%s: %w", p.Label, err)
 		}

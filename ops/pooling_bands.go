@@ -102,6 +102,7 @@ type gradBands struct {
 	x, dy        *Image
 	baseX, baseY int // dx position of the first tap of window (0, 0)
 	loop         bool
+	cx           int // the gather's cells per invocation
 	lx, ly, lz   int
 }
 
@@ -257,7 +258,7 @@ func (p *poolingGradient) encodeBands(cb *vk.CommandBuffer, b gradBands) error {
 					k = 2
 				}
 				bind[k] = ranges[role[gbDx]]
-				items, rows := p.gatherItems(b.loop, 0, j.clipX, 0, j.clipW, y1-y0, int64(b.baseX), int64(pc.WinBaseY))
+				items, rows := p.gatherItems(b.loop, b.cx, 0, j.clipX, 0, j.clipW, y1-y0, int64(b.baseX), int64(pc.WinBaseY))
 				groups, err := grid3(&lim, items, rows, 1, b.lx, b.ly, b.lz)
 				if err != nil {
 					return err

@@ -34,10 +34,10 @@ import (
 //
 // The gradient gathers (glsl/pooling_grad_common.glsl) work in cells of
 // stride-x x stride-y dx pixels aligned with the window grid, CX cells of a
-// row per invocation (gatherCells), on a (cell strip, cell row, plane)
-// grid, fully unrolled (with Tuning.GatherVectorStores, strips of CX*SX
-// pixels from multiples of the vector width, stored as vectors:
-// gatherVector); where the unrolled cell would be too large
+// row per invocation (gatherCells; gatherVectorCells where they store
+// vectors), on a (cell strip, cell row, plane) grid, fully unrolled (by
+// default, where the rows allow, strips of CX*SX pixels from multiples of
+// the vector width, stored as vectors: gatherVector); where the unrolled cell would be too large
 // (gatherLoop: large windows or strides), their "loop" builds take one dx
 // pixel per invocation and loop over its windows in the same order.
 //
@@ -103,10 +103,9 @@ func MaxWindowExtent(lim vk.Limits) int { return 1 << 15 }
 // gatherLoop reports whether g's gradient gathers use the loop builds:
 // when the unrolled cell's body (window rows x window columns of a strip x
 // cells x the stride's pixels) or its accumulators would be too large.
-func gatherLoop(g Geometry, t Tuning) bool {
+func gatherLoop(g Geometry, cx int) bool {
 	kx, ky := g.effective()
 	ax, ay := (kx-1)/g.StrideX+1, (ky-1)/g.StrideY+1
-	cx := gatherCells(g, t)
 	acc := g.StrideX * g.StrideY * cx
 	return acc > 64 || ay*(ax+cx-1)*acc > 512
 }
@@ -385,7 +384,7 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 			spec["VSTORE"] = uint32(k.vstore)
 		}
 	}
-	if k.pass == passValues && ps.kind.IsMax() && ps.tune.FastMax && !tiled(ps.geom) {
+	if k.pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax && !tiled(ps.geom) {
 		spec["FAST"] = 1
 	}
 	if k.pass == passArgmax || k.pass == passArgmaxOnly {

@@ -56,21 +56,27 @@ type Tuning struct {
 	// NoVectorStores (vstore=0): the direct passes store strips value by
 	// value instead of as one vector.
 	NoVectorStores bool
-	// GatherVectorStores (gvec=1): the gradients' gathers store dx rows as
-	// vectors of 4 (or 2) values: each invocation takes CX*SX pixels of a
-	// row from a multiple of 4, where the window grid's cells may start
+	// NoGatherVectorStores (gvec=0): the gradients' gathers store dx
+	// values one by one. By default they store dx rows as vectors of 4
+	// (or 2) values where dx (and the L2-norm gradient's forward source)
+	// rows, planes and bases allow: each invocation takes CX*SX pixels of
+	// a row from a multiple of 4, where the window grid's cells may start
 	// anywhere (with padding, at an odd column), so it reads the windows
 	// of the cells they span, one more column of windows where that is
-	// not the first pixel of a cell. Used where dx (and the L2-norm
-	// gradient's forward source) rows and planes are multiples of the
-	// width; off by default (not yet timed on a GPU).
-	GatherVectorStores bool
-	// FastMax (fastmax=1): the direct max and dilated-max forward passes
-	// (values only) first issue the loads of all window rows at once and
-	// take one max per tap, testing the strip for NaN once (the sum of
-	// its values), and run the full pass only for strips that may hold a
-	// NaN; off by default (not yet timed on a GPU).
-	FastMax bool
+	// not the first pixel of a cell; at stride 2 such gathers take 2 cells
+	// (unless GatherCells says otherwise). On an H100 (2026-11-27,
+	// bench/pool_f16_sweep.sh) that took the stride-2 gradients of the
+	// bench shapes 10-40% faster in float32 and float16 (max 3x3 at 112:
+	// 130 to 112 us float32; average 2x2 at 56, float16: 105 to 61).
+	NoGatherVectorStores bool
+	// NoFastMax (fastmax=0): the direct max and dilated-max forward
+	// passes (values only) test each tap for NaN. By default they first
+	// issue the loads of all window rows at once and take one max per
+	// tap, testing the strip for NaN once (the sum of its values), and
+	// run the full pass only for strips that may hold a NaN (the same
+	// results). On an H100 (the run above) float16 max 3x3 at 112 went
+	// from 48 to 34 us, float32 from 50 to 47.
+	NoFastMax bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
 	// the default is ArgmaxFastTwoPhase.
@@ -116,18 +122,18 @@ func (t Tuning) String() string {
 		parts = append(parts, "vstore=0")
 	}
 	add("argmax", t.Argmax)
-	if t.GatherVectorStores {
-		parts = append(parts, "gvec=1")
+	if t.NoGatherVectorStores {
+		parts = append(parts, "gvec=0")
 	}
-	if t.FastMax {
-		parts = append(parts, "fastmax=1")
+	if t.NoFastMax {
+		parts = append(parts, "fastmax=0")
 	}
 	return strings.Join(parts, ",")
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
 // integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
-// (0 or 1), argmax, gvec (1) and fastmax (1) (see Tuning's fields). Spaces around pairs are
+// (0 or 1), argmax, gvec (0 or 1) and fastmax (0 or 1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
 // error wrapping ErrTuning that names it.
@@ -170,18 +176,18 @@ func ParseTuning(s string) (Tuning, error) {
 			t.NoVectorStores = n == 0
 		case "gvec":
 			if n != 0 && n != 1 {
-				return Tuning{}, fmt.Errorf("%w: gvec=%d: want 1", ErrTuning, n)
+				return Tuning{}, fmt.Errorf("%w: gvec=%d: want 0 or 1", ErrTuning, n)
 			}
-			t.GatherVectorStores = n == 1
+			t.NoGatherVectorStores = n == 0
 		case "fastmax":
 			if n != 0 && n != 1 {
-				return Tuning{}, fmt.Errorf("%w: fastmax=%d: want 1", ErrTuning, n)
+				return Tuning{}, fmt.Errorf("%w: fastmax=%d: want 0 or 1", ErrTuning, n)
 			}
-			t.FastMax = n == 1
+			t.NoFastMax = n == 0
 		default:
 			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax, gvec, fastmax)", ErrTuning, k)
 		}
-		if n == 0 && k != "vstore" {
+		if n == 0 && k != "vstore" && k != "gvec" && k != "fastmax" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
 		}
 	}

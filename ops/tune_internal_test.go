@@ -19,8 +19,9 @@ func TestParseTuning(t *testing.T) {
 		" wg = 1024 ,argmax=2,":                          {Workgroup: 1024, Argmax: ArgmaxTwoPhase},
 		"argmax=3":                                       {Argmax: ArgmaxFastTapByTap},
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
-		"gvec=1,gathercx=2":                              {GatherCells: 2, GatherVectorStores: true},
-		"fastmax=1,argmax=4":                             {FastMax: true, Argmax: ArgmaxFastTwoPhase},
+		"gvec=1,gathercx=2":                              {GatherCells: 2},
+		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
+		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -51,9 +52,8 @@ func TestParseTuningRefuses(t *testing.T) {
 		"vw=3":                    "load width (vw) 3",
 		"argmax=5":                "argmax pass 5",
 		"vstore=2":                "vstore=2: want 0 or 1",
-		"gvec=2":                  "gvec=2: want 1",
-		"gvec=0":                  "gvec=0: leave the key out",
-		"fastmax=2":               "fastmax=2: want 1",
+		"gvec=2":                  "gvec=2: want 0 or 1",
+		"fastmax=2":               "fastmax=2: want 0 or 1",
 		"bogus=1":                 `unknown key "bogus"`,
 		"bnchunk=4096":            `unknown key "bnchunk"`,
 		"novalue":                 `"novalue" is not key=value`,
@@ -106,18 +106,30 @@ func TestTuningSteersThePasses(t *testing.T) {
 	lim := vk.Limits{MinStorageBufferOffsetAlignment: 16}
 	k3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
 	dx := &Image{w: 112, format: Float32}
-	gv, gpar := gatherVector(k3, Tuning{}, false, lim, 0, -1, dx)
-	assert.Equal(t, [2]int{0, 0}, [2]int{gv, gpar}, "off by default")
-	gv, gpar = gatherVector(k3, Tuning{GatherVectorStores: true}, false, lim, 0, -1, dx)
+	gv, gpar := gatherVector(k3, Tuning{NoGatherVectorStores: true}, 1, false, lim, 0, -1, dx)
+	assert.Equal(t, [2]int{0, 0}, [2]int{gv, gpar}, "off under gvec=0")
+	gv, gpar = gatherVector(k3, Tuning{}, 1, false, lim, 0, -1, dx)
 	assert.Equal(t, [2]int{2, 1}, [2]int{gv, gpar}, "one cell of 2 at stride 2: pairs, from the cells' second pixel")
-	gv, gpar = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, lim, 0, -1, dx)
+	gv, gpar = gatherVector(k3, Tuning{}, 2, false, lim, 0, -1, dx)
 	assert.Equal(t, [2]int{4, 1}, [2]int{gv, gpar})
-	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, true, lim, 0, -1, dx)
+	gv, _ = gatherVector(k3, Tuning{}, 2, true, lim, 0, -1, dx)
 	assert.Equal(t, 0, gv, "never for the loop builds")
-	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, lim, 0, -1, &Image{w: 110, format: Float32})
+	gv, _ = gatherVector(k3, Tuning{}, 2, false, lim, 0, -1, &Image{w: 110, format: Float32})
 	assert.Equal(t, 2, gv, "rows of a multiple of 2")
-	gv, _ = gatherVector(k3, Tuning{GatherVectorStores: true, GatherCells: 2}, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
+	gv, _ = gatherVector(k3, Tuning{}, 2, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
 	assert.Equal(t, 0, gv, "ranges that may start off a pair")
+	cx, more := gatherVectorCells(k3, Tuning{})
+	assert.Equal(t, 2, cx, "two cells at stride 2 where vectors are stored")
+	assert.True(t, more)
+	cx, more = gatherVectorCells(k3, Tuning{GatherCells: 3})
+	assert.Equal(t, 3, cx)
+	assert.False(t, more)
+	cx, more = gatherVectorCells(k3, Tuning{NoGatherVectorStores: true})
+	assert.Equal(t, 1, cx)
+	assert.False(t, more)
+	cx, more = gatherVectorCells(Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, Tuning{})
+	assert.Equal(t, 4, cx)
+	assert.False(t, more)
 	src := &Image{w: 16, format: Float16}
 	assert.Equal(t, 4, loadWidth(g, 4, src, Tuning{}))
 	assert.Equal(t, 8, loadWidth(g, 4, src, Tuning{LoadWidth: 8}))

@@ -176,17 +176,19 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 	tunings := []ops.Tuning{
 		{StripWidth: 8},
 		{StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
-		{GatherVectorStores: true},
-		{GatherVectorStores: true, GatherCells: 2},
-		{GatherVectorStores: true, GatherCells: 4, StripWidth: 8, LoadWidth: 8},
-		{GatherVectorStores: true, GatherCells: 3},
-		{FastMax: true},
-		{FastMax: true, StripWidth: 8, LoadWidth: 8, Argmax: ops.ArgmaxFastTwoPhase},
-		{FastMax: true, StripWidth: 2, LoadWidth: 2},
-		{FastMax: true, StripWidth: 1, LoadWidth: 1},
-		// bench/pool_f16_sweep.sh's settings.
-		{Argmax: ops.ArgmaxFastTwoPhase, GatherVectorStores: true, GatherCells: 2},
-		{Argmax: ops.ArgmaxFastTwoPhase, FastMax: true, StripWidth: 8, LoadWidth: 8, GatherVectorStores: true, GatherCells: 4},
+		{NoGatherVectorStores: true},
+		{GatherCells: 1},
+		{GatherCells: 2},
+		{GatherCells: 4, StripWidth: 8, LoadWidth: 8},
+		{GatherCells: 3},
+		{NoFastMax: true},
+		{StripWidth: 2, LoadWidth: 2},
+		{StripWidth: 1, LoadWidth: 1},
+		{NoFastMax: true, StripWidth: 8, LoadWidth: 8},
+		// The defaults before fastmax, gvec and the fast argmax pass.
+		{NoFastMax: true, NoGatherVectorStores: true, Argmax: ops.ArgmaxTwoPhase},
+		// bench/pool_f16_sweep.sh's last setting.
+		{StripWidth: 8, LoadWidth: 8, GatherCells: 4},
 	}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
