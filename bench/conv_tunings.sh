@@ -6,7 +6,7 @@
 #
 #   bench/conv_tunings.sh OUTDIR DTYPE [TUNING]...
 #
-# e.g. bench/conv_tunings.sh out float16 winocoop=1 winocoop=1,cooptile=3
+# e.g. bench/conv_tunings.sh out float16 winocoop=0 winograd=0
 # TUNING is ops.ParseConvolutionTuning's text ($VKMPS_GEMM of the
 # benchmark, --conv-tuning of vkmps train synthetic). OPS_TEST: the ops
 # test binary (go test -c ./ops), VKMPS: the vkmps binary (both built here

@@ -81,7 +81,7 @@ without bias gradient, as PyTorch's rows; the table gives µs and TFLOP/s
 for Winograd) and the forward's GB/s against the copy bandwidth; --json
 rows carry PyTorch's "conv" and "mode" (fp32, fp16) keys, so that
 bench/compare_conv.py joins them. --conv-tuning sets ops.ConvolutionTuning
-on every kernel (winograd=0, tile=2, winocoop=1, ...).
+on every kernel (winograd=0, tile=2, winocoop=0, ...).
 
 examples:
   vkmps bench
