@@ -2,12 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/vkmps/vkmps/spirv"
-	"github.com/vkmps/vkmps/vk"
-	"github.com/vkmps/vkmps/vk/vktest"
 )
 
 // TestConvPipelineStatistics prints the driver compiler's statistics
@@ -18,13 +15,7 @@ import (
 //
 //	VKMPS_CONV_STATS=1 go test ./ops -run TestConvPipelineStatistics -v
 func TestConvPipelineStatistics(t *testing.T) {
-	if os.Getenv("VKMPS_CONV_STATS") != "1" {
-		t.Skip("set VKMPS_CONV_STATS=1 to print the statistics")
-	}
-	dev := vktest.Open(t, vk.Options{PipelineStatistics: true})
-	if !dev.PipelineStatistics() {
-		t.Skipf("%s offers no pipeline statistics", dev.Info().Name)
-	}
+	dev := statsDevice(t, "VKMPS_CONV_STATS")
 	e, err := convNewEngine(dev, "statistics", NeuronDescriptor{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/vkmps/vkmps/vk"
-	"github.com/vkmps/vkmps/vk/vktest"
 )
 
 // TestPoolPipelineStatistics prints the driver compiler's statistics
@@ -19,13 +16,7 @@ import (
 //
 // ($VKMPS_POOL_STATS_TUNE: a space-separated list of tunings instead).
 func TestPoolPipelineStatistics(t *testing.T) {
-	if os.Getenv("VKMPS_POOL_STATS") != "1" {
-		t.Skip("set VKMPS_POOL_STATS=1 to print the statistics")
-	}
-	dev := vktest.Open(t, vk.Options{PipelineStatistics: true})
-	if !dev.PipelineStatistics() {
-		t.Skipf("%s offers no pipeline statistics", dev.Info().Name)
-	}
+	dev := statsDevice(t, "VKMPS_POOL_STATS")
 	tunings := []string{"fastmax=0", "", "ox=8,vw=8"}
 	if s := os.Getenv("VKMPS_POOL_STATS_TUNE"); s != "" {
 		tunings = strings.Fields(s)
@@ -77,13 +68,7 @@ func TestPoolPipelineStatistics(t *testing.T) {
 // TestPoolGatherStatistics prints the statistics of the gathers of the
 // same shapes, as TestPoolPipelineStatistics does for the forward passes.
 func TestPoolGatherStatistics(t *testing.T) {
-	if os.Getenv("VKMPS_POOL_STATS") != "1" {
-		t.Skip("set VKMPS_POOL_STATS=1 to print the statistics")
-	}
-	dev := vktest.Open(t, vk.Options{PipelineStatistics: true})
-	if !dev.PipelineStatistics() {
-		t.Skipf("%s offers no pipeline statistics", dev.Info().Name)
-	}
+	dev := statsDevice(t, "VKMPS_POOL_STATS")
 	tunings := []string{"gvec=0", "gathercx=1", ""}
 	if s := os.Getenv("VKMPS_POOL_STATS_TUNE"); s != "" {
 		tunings = strings.Fields(s)
