@@ -70,7 +70,8 @@ type benchConvRowJSON struct {
 	FwdTflops float64 `json:"fwd_tflops"`
 	DxTflops  float64 `json:"dx_tflops"`
 	DwTflops  float64 `json:"dw_tflops"`
-	// *_GBps: input + output bytes over the median time, and that as a
+	// *_GBps: input + output bytes over the median time (4 significant
+	// digits, so that a slow device's rate stays positive), and that as a
 	// percentage of the copy bandwidth (the ceiling of depthwise layers).
 	FwdGBps    float64 `json:"fwd_GBps"`
 	FwdPctCopy float64 `json:"fwd_pct_copy"`
@@ -90,7 +91,7 @@ func (r benchConvRow) toJSON(cp benchCopy) benchConvRowJSON {
 		}
 		return roundTo(2*r.MACs/float64(t.Median.Nanoseconds())/1e3, 3)
 	}
-	bw := func(t benchTiming) float64 { return roundTo(gbps(uint64(r.MinBytes), t.Median), 2) }
+	bw := func(t benchTiming) float64 { return roundSig(gbps(uint64(r.MinBytes), t.Median), 4) }
 	j := benchConvRowJSON{Conv: l.Name, Mode: mode, DType: r.DType.String(), Shape: [4]int{l.N, l.C, l.H, l.W},
 		Out: [4]int{l.N, l.O, r.OH, r.OW}, Kernel: l.K, Stride: l.Stride, Pad: l.Pad, Groups: l.Groups,
 		FwdUs: us(r.Fwd.Median), DxUs: us(r.Dx.Median), DwUs: us(r.Dw.Median),

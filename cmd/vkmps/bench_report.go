@@ -117,6 +117,15 @@ func roundTo(x float64, digits int) float64 {
 	return math.Round(x*p) / p
 }
 
+// roundSig rounds x to sig significant digits, so that a small positive
+// rate (a slow device's) stays positive; 0 stays 0.
+func roundSig(x float64, sig int) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	return roundTo(x, sig-1-int(math.Floor(math.Log10(math.Abs(x)))))
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func us(t time.Duration) float64 { return roundTo(float64(t)/1e3, 2) }

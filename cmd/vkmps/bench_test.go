@@ -262,3 +262,14 @@ func TestBenchConv(t *testing.T) {
 		assertOneLineError(t, runVkmps(t, c.args...), 2, c.want)
 	}
 }
+
+// roundSig keeps 4 significant digits of rates of any size, and a slow
+// device's small rate positive.
+func TestRoundSig(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{1664.83, 1665}, {2978.27, 2978}, {0.004123456, 0.004123}, {0.012345, 0.01235}, {12.3456, 12.35}, {0, 0}, {-0.0312349, -0.03123},
+	} {
+		assert.InDelta(t, c.want, roundSig(c.x, 4), 1e-12*max(1, c.want), "%v", c.x)
+	}
+	assert.Greater(t, roundSig(4e-6, 4), 0.0)
+}
