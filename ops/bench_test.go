@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,4 +251,31 @@ func BenchmarkGPU(b *testing.B) {
 		}
 		_ = ctx
 	}
+}
+
+// benchPasses reports whether $VKMPS_BENCH_PASSES=1 asks the benchmarks
+// that support it for a dispatch profile (logProfile) of each pass.
+func benchPasses() bool { return os.Getenv("VKMPS_BENCH_PASSES") == "1" }
+
+// logProfile runs encode once under a dispatch profile (vk.
+// WithDispatchProfile: a barrier before each dispatch, a timestamp after
+// it) and logs each command's GPU time, shader, workgroups and
+// specialization constants under label: where a kernel's time goes.
+func logProfile(b *testing.B, dev *vk.Device, label string, encode func(cb *vk.CommandBuffer) error) {
+	cb, err := dev.NewCommandBuffer(vk.WithDispatchProfile(256))
+	require.NoError(b, err)
+	defer cb.Close()
+	require.NoError(b, encode(cb))
+	require.NoError(b, cb.Commit())
+	require.NoError(b, cb.Wait(context.Background()))
+	prof, err := cb.DispatchProfile()
+	require.NoError(b, err)
+	total, err := cb.GPUTime()
+	require.NoError(b, err)
+	var s strings.Builder
+	fmt.Fprintf(&s, "profile %s: %d commands, %.1f us", label, len(prof), float64(total.Nanoseconds())/1e3)
+	for _, d := range prof {
+		fmt.Fprintf(&s, "\n  %8.1f us  %s %dx%dx%d spec %v", float64(d.Time.Nanoseconds())/1e3, d.Shader, d.Groups[0], d.Groups[1], d.Groups[2], d.Spec)
+	}
+	b.Log(s.String())
 }

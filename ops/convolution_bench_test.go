@@ -77,7 +77,8 @@ func convBenchShapes() []convBenchShape {
 //
 // $VKMPS_GEMM holds a ConvolutionTuning (ops.ParseConvolutionTuning's
 // text: tile=N, direct=1, coopmat=0|1, cooptile=N, splits=N, units=N,
-// small=0, winograd=0|1) set on every kernel. VKMPS_BENCH_SWEEP=1 runs every pass also
+// small=0, winograd=0|1) set on every kernel. VKMPS_BENCH_PASSES=1 logs
+// each pass's dispatch profile (logProfile) after its timing. VKMPS_BENCH_SWEEP=1 runs every pass also
 // under each tile forced (its split count chosen, and unsplit), under
 // split counts 1, 2, 4, 8 (weight gradients: 1, 8, 32, 128) with the tile
 // chosen, data gradients without the few-channels gather, forward and
@@ -251,6 +252,9 @@ func convBenchOne(b *testing.B, dev *vk.Device, format ops.Format, r *rand.Rand,
 					}
 				}
 			})
+			if benchPasses() {
+				logProfile(b, dev, sub, pass.enc)
+			}
 		}
 	}
 }

@@ -195,8 +195,10 @@ type CommandBuffer struct {
 	f          *frame
 	label      string
 	timestamps bool
-	marks      int // capacity for Mark
-	marked     int // marks recorded
+	marks      int          // capacity for Mark
+	marked     int          // marks recorded
+	profile    bool         // WithDispatchProfile: a mark after every command
+	profiled   []Dispatched // the commands those marks follow
 	state      cbState
 	serial     uint64
 	used       []*Buffer
@@ -220,6 +222,26 @@ func WithTimestamps() CommandBufferOption { return func(c *CommandBuffer) { c.ti
 // the command buffer's work).
 func WithTimestampMarks(n int) CommandBufferOption {
 	return func(c *CommandBuffer) { c.timestamps, c.marks = true, max(n, 0) }
+}
+
+// WithDispatchProfile is WithTimestampMarks(n) that marks after every
+// dispatch, copy and fill by itself, while room lasts (the commands past
+// the n-th are not profiled); DispatchProfile reads the times. A
+// diagnosis of where a kernel's time goes, for benchmarks: each mark
+// waits for the commands before it, so the profiled work runs one
+// command at a time.
+func WithDispatchProfile(n int) CommandBufferOption {
+	return func(c *CommandBuffer) { c.timestamps, c.marks, c.profile = true, max(n, 0), true }
+}
+
+// Dispatched is one command of a dispatch profile: the shader (or "copy",
+// "fill"), its pipeline's specialization constants, its workgroups, and
+// the GPU time from the end of the command before it to its own end.
+type Dispatched struct {
+	Shader string
+	Spec   []uint32
+	Groups [3]uint32
+	Time   time.Duration
 }
 
 // WithLabel names the command buffer in errors.
@@ -261,6 +283,7 @@ func (c *CommandBuffer) start() error {
 	C.vkmps_barrier(c.dev.fns, c.f.cmd, 1)
 	c.state = cbRecording
 	c.marked = 0
+	c.profiled = c.profiled[:0]
 	c.lastPipe = nil
 	c.used = c.used[:0]
 	c.hazards = c.hazards[:0]
@@ -374,7 +397,7 @@ func (c *CommandBuffer) Dispatch(p *Pipeline, bindings []BufferRange, push []byt
 			return invalidf("%s: %d workgroups on axis %d exceed the device's %d", c.label, g, axis, lim.MaxComputeWorkGroupCount[axis])
 		}
 	}
-	barrier := len(c.hazards) >= maxHazards
+	barrier := len(c.hazards) >= maxHazards || c.profile // a profile times one command at a time
 	for i, r := range bindings {
 		if err := c.checkRange(sh.ShaderName(), i, r); err != nil {
 			return err
@@ -442,7 +465,37 @@ func (c *CommandBuffer) Dispatch(p *Pipeline, bindings []BufferRange, push []byt
 	}
 	c.lastPipe = p
 	c.dispatches++
+	c.profileMark(Dispatched{Shader: sh.ShaderName(), Spec: p.spec, Groups: groups})
 	return nil
+}
+
+// profileMark marks the end of command d under WithDispatchProfile.
+func (c *CommandBuffer) profileMark(d Dispatched) {
+	if !c.profile || c.marked >= c.marks {
+		return
+	}
+	if _, err := c.Mark(); err == nil {
+		c.profiled = append(c.profiled, d)
+	}
+}
+
+// DispatchProfile returns the commands WithDispatchProfile marked, in
+// order, each with its GPU time, after the work has finished.
+func (c *CommandBuffer) DispatchProfile() ([]Dispatched, error) {
+	if !c.profile {
+		return nil, invalidf("%s: made without WithDispatchProfile", c.label)
+	}
+	marks, err := c.MarkTimes()
+	if err != nil {
+		return nil, err
+	}
+	out := append([]Dispatched(nil), c.profiled...)
+	prev := time.Duration(0)
+	for i := range out {
+		out[i].Time = marks[i] - prev
+		prev = marks[i]
+	}
+	return out, nil
 }
 
 // transferBarrier records a barrier when the transfer touching src
@@ -480,6 +533,7 @@ func (c *CommandBuffer) Copy(dst, src BufferRange) error {
 	c.transferBarrier(&src, dst)
 	C.vkmps_copy(c.dev.fns, c.f.cmd, src.Buffer.cHandle(), C.uint64_t(src.Offset), dst.Buffer.cHandle(), C.uint64_t(dst.Offset), C.uint64_t(src.Size))
 	c.dispatches++
+	c.profileMark(Dispatched{Shader: "copy"})
 	return nil
 }
 
@@ -498,6 +552,7 @@ func (c *CommandBuffer) Fill(dst BufferRange, value uint32) error {
 	c.transferBarrier(nil, dst)
 	C.vkmps_fill(c.dev.fns, c.f.cmd, dst.Buffer.cHandle(), C.uint64_t(dst.Offset), C.uint64_t(dst.Size), C.uint32_t(value))
 	c.dispatches++
+	c.profileMark(Dispatched{Shader: "fill"})
 	return nil
 }
 

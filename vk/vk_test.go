@@ -746,3 +746,65 @@ func TestTimestampMarks(t *testing.T) {
 		t.Errorf("marks %v, total %v", marks, total)
 	}
 }
+
+// A dispatch profile marks after each command while room lasts: it names
+// each command, its times add up to no more than the command buffer's,
+// a barrier separates every dispatch, and the results are those of the
+// same commands unprofiled.
+func TestDispatchProfile(t *testing.T) {
+	d := vktest.Open(t)
+	if !d.Limits().TimestampsSupported {
+		t.Skip("no timestamps")
+	}
+	ctx := context.Background()
+	const n = 4096
+	bufs := make([]*vk.Buffer, 3)
+	for i := range bufs {
+		b, err := d.NewBuffer(4*n, "profile")
+		require.NoError(t, err)
+		defer b.Close()
+		bufs[i] = b
+	}
+	in := make([]float32, n)
+	for i := range in {
+		in[i] = float32(i) - 9
+	}
+	require.NoError(t, bufs[0].Write(ctx, 0, bytesOf(in)))
+	plain, err := d.NewCommandBuffer(vk.WithTimestamps())
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = plain.DispatchProfile()
+	require.ErrorIs(t, err, vk.ErrInvalid, "a command buffer without WithDispatchProfile")
+
+	cb, err := d.NewCommandBuffer(vk.WithDispatchProfile(3))
+	require.NoError(t, err)
+	defer cb.Close()
+	half := uint64(2 * n)
+	// Independent halves: no barrier between them unprofiled, one here.
+	copyKernel(t, d, cb, bufs[1].Range(0, half), bufs[0].Range(0, half))
+	copyKernel(t, d, cb, bufs[1].Range(half, half), bufs[0].Range(half, half))
+	require.NoError(t, cb.Fill(bufs[2].Whole(), 7))
+	copyKernel(t, d, cb, bufs[2].Whole(), bufs[1].Whole()) // the fourth: past the marks
+	assert.Equal(t, 3, cb.Barriers())
+	_, err = cb.DispatchProfile()
+	require.ErrorIs(t, err, vk.ErrInvalid, "before the work has run")
+	require.NoError(t, cb.Commit())
+	require.NoError(t, cb.Wait(ctx))
+	prof, err := cb.DispatchProfile()
+	require.NoError(t, err)
+	total, err := cb.GPUTime()
+	require.NoError(t, err)
+	require.Len(t, prof, 3)
+	var sum time.Duration
+	for i, want := range []string{"copy", "copy", "fill"} {
+		assert.Contains(t, prof[i].Shader, want, "command %d", i)
+		assert.GreaterOrEqual(t, prof[i].Time, time.Duration(0), "command %d", i)
+		sum += prof[i].Time
+	}
+	assert.Equal(t, [3]uint32{8, 1, 1}, prof[0].Groups) // 512 quads, 64 per workgroup
+	assert.Equal(t, []uint32{64}, prof[0].Spec)
+	assert.LessOrEqual(t, sum, total)
+	out := make([]float32, n)
+	require.NoError(t, bufs[2].Read(ctx, 0, bytesOf(out)))
+	require.Equal(t, in, out)
+}
