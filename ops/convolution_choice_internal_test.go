@@ -137,7 +137,9 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		}
 	}
 	// By default: 3x3 windows of 256 channels (ResNet's 14x14 layer) and
-	// 128 (VGG's 112x112), not 64 channels, not 1x1 windows, not float32.
+	// 128 (VGG's 112x112), not 64 channels, not float32, on the 128 x 128
+	// tile; 1x1 windows of 256 channels or more over 1024 columns or more,
+	// on 64 x 128 tiles where 128 x 128 ones would not fill the device.
 	for _, d := range []struct {
 		name          string
 		lim           vk.Limits
@@ -145,18 +147,27 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		m, n, k, taps int
 		f16           bool
 		want          convPath
+		ctile         int
 	}{
-		{"3x3 256", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathCoopMat},
-		{"3x3 128", lim, ConvolutionTuning{}, 128, 200704, 1152, 9, true, convPathCoopMat},
-		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled},
-		{"1x1 512", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathTiled},
-		{"float32", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, false, convPathTiled},
-		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, 256, 6272, 2304, 9, true, convPathTiled},
-		{"no shapes", convH100, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathTiled},
+		{"3x3 256", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathCoopMat, convCoopDefaultTile},
+		{"3x3 128", lim, ConvolutionTuning{}, 128, 200704, 1152, 9, true, convPathCoopMat, convCoopDefaultTile},
+		{"3x3 512 at 7x7", lim, ConvolutionTuning{}, 512, 1568, 4608, 9, true, convPathCoopMat, convCoopDefaultTile},
+		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled, 0},
+		{"1x1 512 to 2048", lim, ConvolutionTuning{}, 2048, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
+		{"1x1 2048 to 512 (data gradient)", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathCoopMat, 2},
+		{"1x1 512 to 512", lim, ConvolutionTuning{}, 512, 1568, 512, 1, true, convPathCoopMat, 2},
+		{"1x1 512, fewer units", lim, ConvolutionTuning{ComputeUnits: 32}, 512, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
+		{"1x1 128", lim, ConvolutionTuning{}, 128, 1568, 512, 1, true, convPathTiled, 0},
+		{"1x1 from 128", lim, ConvolutionTuning{}, 512, 1568, 128, 1, true, convPathTiled, 0},
+		{"1x1 over 512 columns", lim, ConvolutionTuning{}, 1024, 512, 512, 1, true, convPathTiled, 0},
+		{"float32", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, false, convPathTiled, 0},
+		{"float32 1x1", lim, ConvolutionTuning{}, 2048, 1568, 512, 1, false, convPathTiled, 0},
+		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, 256, 6272, 2304, 9, true, convPathTiled, 0},
+		{"no shapes", convH100, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathTiled, 0},
 	} {
 		got := gemmChoose(d.lim, d.t, nil, d.m, d.n, d.k, d.taps, 1, d.f16, true, true)
-		if got.path != d.want || (d.want == convPathCoopMat && got.ctile != convCoopDefaultTile) {
-			t.Errorf("%s: %+v, want %v", d.name, got, d.want)
+		if got.path != d.want || (d.want == convPathCoopMat && got.ctile != d.ctile) {
+			t.Errorf("%s: %+v, want %v tile %d", d.name, got, d.want, d.ctile)
 		}
 	}
 	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(32, 8, 16, vk.ComponentFloat32)}

@@ -24,7 +24,8 @@ const (
 	// tile ConvolutionTuning.CoopTile (text: coopmat=1 for tile 0,
 	// cooptile=N); elsewhere the kernel chooses. By default only for
 	// windows of more than one tap with 128 or more channels on each side
-	// that Winograd does not take (see NoCoopMat).
+	// that Winograd does not take, and 1x1 windows with 256 or more (see
+	// NoCoopMat).
 	ConvolutionPathCoopMat
 	convolutionPathCount
 )
@@ -75,8 +76,9 @@ type ConvolutionTuning struct {
 	ComputeUnits int
 	// NoCoopMat (coopmat=0): GEMMs of float16 images use the tiles, also
 	// where cooperative matrices would be the default (windows of more
-	// than one tap with 128 or more channels on each side, on devices
-	// that have them).
+	// than one tap with 128 or more channels on each side, 1x1 windows
+	// with 256 or more over 1024 or more output pixels, on devices that
+	// have them).
 	NoCoopMat bool
 	// NoSmallChannels (small=0): data gradients of convolutions with few
 	// input channels per group run as GEMMs instead of their gather

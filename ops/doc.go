@@ -140,7 +140,8 @@
 // (VK_NV_cooperative_matrix, float16 products accumulated in float32) for
 // float16 images where the device has them: by default for other windows
 // of more than one tap with at least 128 channels on each side (about 2x
-// the tiles there on an H100), elsewhere where a ConvolutionTuning asks;
+// the tiles there on an H100) and for 1x1 windows with 256 or more on
+// each side (1.5 to 1.9x), elsewhere where a ConvolutionTuning asks;
 // a gather kernel for data gradients of few input channels;
 // direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
 // tiles, split counts or paths for measurements. A ConvolutionScratch

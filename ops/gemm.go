@@ -247,16 +247,41 @@ const convCoopDefaultTile = 3
 
 // convCoopDefault reports whether gemmChoose puts a float16 image GEMM of
 // m x n outputs, depth k, from a window of taps taps, on cooperative
-// matrices by default: windows of more than one tap with at least 128
-// channels on each side (k >= 128*taps). On an H100 (2026-11-24,
-// BenchmarkConvolutionGPU with VKMPS_BENCH_SWEEP=1) convCoopDefaultTile
-// ran 3x3 convolutions of 256 channels at 14x14 in 240 us forward and
-// 260 us data gradient against the float16 tiles' 489 and 491, and VGG's
-// 128 channels at 112x112 in 1972 and 2019 us against 2234 and 2275;
-// with 64 channels (3x3 at 56x56: 400 against 323 us) and on 1x1
-// windows (512 to 2048 at 7x7, data gradient: 415 against 292) it lost.
-func convCoopDefault(m, k, taps int) bool {
-	return taps > 1 && m >= 128 && k >= 128*taps
+// matrices by default:
+//   - windows of more than one tap with at least 128 channels on each side
+//     (k >= 128*taps). On an H100 (2026-11-24, BenchmarkConvolutionGPU
+//     with VKMPS_BENCH_SWEEP=1) convCoopDefaultTile ran 3x3 convolutions
+//     of 256 channels at 14x14 in 240 us forward and 260 us data gradient
+//     against the float16 tiles' 489 and 491, and VGG's 128 channels at
+//     112x112 in 1972 and 2019 us against 2234 and 2275; with 64 channels
+//     (3x3 at 56x56: 400 against 323 us) it lost.
+//   - 1x1 windows with at least 256 channels on each side and 1024
+//     columns. On an H100 (2026-11-27, bench/results/h100-2026-11-27-coop,
+//     run 2) 32x512x7x7 1x1 layers ran, forward and data gradient, 512 to
+//     2048 channels in 75 and 138 us against the tiles' 146 and 212, and
+//     512 to 512 in 32 and 40 against 49 and 58 (convCoopTileChoose's
+//     tiles; before the predicated loads of convolution_gemm_fetch.glsl
+//     they had lost).
+func convCoopDefault(m, n, k, taps int) bool {
+	if taps == 1 {
+		return m >= 256 && k >= 256 && n >= 1024
+	}
+	return m >= 128 && k >= 128*taps
+}
+
+// convCoopTileChoose is the cooperative-matrix tile gemmChoose takes by
+// default for z GEMMs of m x n outputs from windows of taps taps on units
+// multiprocessors: convCoopDefaultTile (128 x 128), except 1x1 windows
+// whose 128 x 128 tiles would not give every multiprocessor one, which
+// take 64 x 128 (tile 2: twice the workgroups). The H100 run of
+// convCoopDefault: 512 to 2048 channels forward (208 tiles of 128 x 128)
+// 75 us on tile 3, 90 on 128 x 64; its data gradient (52 of them) 138 on
+// tile 2, 237 on tile 3; 512 to 512 forward 32 on tile 2, 41 on tile 3.
+func convCoopTileChoose(units, m, n, z, taps int) int {
+	if taps == 1 && (m+127)/128*((n+127)/128)*z < units {
+		return 2
+	}
+	return convCoopDefaultTile
 }
 
 // convCoopShapes are the matrix shapes (M, N, K) the tiles can use,
@@ -433,8 +458,8 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 		if uint64(m)*uint64(n)*uint64(k)*uint64(z) < gemmDirectBelow {
 			return convChoice{path: convPathDirect}
 		}
-		cc := convChoice{path: convPathCoopMat, ctile: convCoopDefaultTile}
-		if f16 && coop && !t.NoCoopMat && convCoopDefault(m, k, taps) && convCoopRuns(lim, cc) {
+		cc := convChoice{path: convPathCoopMat, ctile: convCoopTileChoose(gemmUnits(lim, t), m, n, z, taps)}
+		if f16 && coop && !t.NoCoopMat && convCoopDefault(m, n, k, taps) && convCoopRuns(lim, cc) {
 			return cc
 		}
 	}
