@@ -9,8 +9,8 @@
 //     quads along n with VEC_B, T a multiple of 4);
 //   MODE 1 (weight gradient): P[s][xi][m][n] = sum over the tiles k of
 //     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
-//     quads along k with VEC_A (T, kChunk and uBase multiples of 4); an
-//     empty split writes 0.
+//     quads along k with VEC_A, B with VEC_B (T, kChunk, uBase and vBase
+//     multiples of 4); an empty split writes 0.
 // U, D and V are the half builds' (WINO_HALF: halves, scaled by powers of
 // two that the output transforms undo), read as halves; the products
 // accumulate in float32 and X and P are stored as float32. For float16
@@ -33,7 +33,7 @@ layout(constant_id = 4) const uint WM = 2;         // subgroups along m
 layout(constant_id = 5) const uint WN = 2;         // subgroups along n
 layout(constant_id = 12) const int MODE = 0;
 layout(constant_id = 18) const bool VEC_A = false; // MODE 1: quads of D along k
-layout(constant_id = 19) const bool VEC_B = false; // MODE 0: quads of V along n
+layout(constant_id = 19) const bool VEC_B = false; // quads of V: MODE 0 along n, MODE 1 along k
 layout(constant_id = 24) const uint CM = 16;       // the device's cooperative matrix shape
 layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
@@ -79,8 +79,10 @@ void gemmFetchB(uint kt) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
 			uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
-			// n and T are multiples of 4: a quad is wholly in or out.
-			rb4[r] = k < kLim && n < gN ? GEMM_REG_B4(scrh4[(vRow + k * pc.T + n) / 4u]) : GEMM_REG_B4(0.0);
+			// MODE 0: n and T are multiples of 4; MODE 1: k, kLim and T
+			// are. A quad is wholly in or out.
+			uint at = MODE == 1 ? vRow + n * pc.T + k : vRow + k * pc.T + n;
+			rb4[r] = k < kLim && n < gN ? GEMM_REG_B4(scrh4[at / 4u]) : GEMM_REG_B4(0.0);
 		}
 		return;
 	}

@@ -31,7 +31,8 @@
 //
 // The includer declares BM, BN, BK (a multiple of CK and of 8), WM, WN,
 // CM, CN, CK, SUBGROUP and the bools A_KFAST, B_KFAST, VEC_A (quads along
-// k: needs A_KFAST), VEC_B (quads along n: needs !B_KFAST) first, and
+// k: needs A_KFAST), VEC_B (quads along n, or along k where B_KFAST:
+// gemm_layout.glsl's gemmPosB4) first, and
 // defines gemmFetchA, gemmFetchB and gemmStoreC(m, n, v), which gets the
 // value v of row m, column n of the tile (0 <= m < BM, 0 <= n < BN; every
 // position once, rows and columns past the matrix included). It calls
@@ -155,7 +156,7 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
-			uint o = bAt(buf, p.x, p.y); // 4 consecutive halves (!B_KFAST)
+			uint o = bAt(buf, p.x, p.y); // 4 consecutive halves (along n, or k where B_KFAST)
 			[[unroll]] for (uint j = 0; j < 4; j++) gemmB[o + j] = TO_HALF(rb4[r][j]);
 		}
 	} else {

@@ -45,8 +45,10 @@ uvec2 gemmPosA4(uint t, uint r) {
 }
 
 // gemmPosB4 returns the slice position (k, n) of the first value of quad r
-// of invocation t (VEC_B).
+// of invocation t (VEC_B): quads along n, or along k where B_KFAST
+// (gemm_coopmat.glsl only: gemm.glsl stages quads along n).
 uvec2 gemmPosB4(uint t, uint r) {
 	uint q = r * GEMM_T + t;
+	if (B_KFAST) return uvec2((q % (BK / 4)) * 4, q / (BK / 4));
 	return uvec2(q / (BN / 4), (q % (BN / 4)) * 4);
 }

@@ -488,7 +488,8 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 	}
 	tiles := p.part * p.tx * p.ty
 	if tiles%4 == 0 {
-		keys[2].vecA = true
+		// Quads of D (and on cooperative matrices of V) along the tiles.
+		keys[2].vecA, keys[2].vecB = true, p.coop
 	}
 	var pls [4]*vk.Pipeline
 	for i, k := range keys {
@@ -534,7 +535,7 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		gemm := pls[2]
 		if keys[2].vecA && tiles%4 != 0 { // the last part's tiles
 			k := keys[2]
-			k.vecA = false
+			k.vecA, k.vecB = false, false
 			if gemm, err = e.pipeline(k); err != nil {
 				return err
 			}
