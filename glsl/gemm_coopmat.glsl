@@ -167,26 +167,29 @@ void gemmStage(uint buf) {
 	}
 }
 
+// gemmMultiply multiplies the slices of buffer buf into the accumulators:
+// per CK step, B's FN matrices, then A's one at a time, each into its row
+// of accumulators (one A matrix live, not FM: on an H100 the FM = 4 tiles
+// kept all four, the registers that decide how many workgroups a
+// multiprocessor holds).
 void gemmMultiply(uint buf) {
 	uint sg = coopSubgroup();
 	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
 	[[unroll]] for (uint kk = 0; kk < BK; kk += CK) {
-		COOP_A a[FM];
 		COOP_B b[FN];
 		// The layouts are specialization constants: each branch passes a
 		// literal layout.
-		[[unroll]] for (uint i = 0; i < FM; i++) {
-			uint o = aAt(buf, m0 + i * CM, kk);
-			if (A_KFAST) COOP_LOAD_A(a[i], o, SAK, false);
-			else COOP_LOAD_A(a[i], o, SA, true);
-		}
 		[[unroll]] for (uint j = 0; j < FN; j++) {
 			uint o = bAt(buf, kk, n0 + j * CN);
 			if (B_KFAST) COOP_LOAD_B(b[j], o, SBK, true);
 			else COOP_LOAD_B(b[j], o, SB, false);
 		}
 		[[unroll]] for (uint i = 0; i < FM; i++) {
-			[[unroll]] for (uint j = 0; j < FN; j++) COOP_MULADD(i * FN + j, a[i], b[j]);
+			COOP_A a;
+			uint o = aAt(buf, m0 + i * CM, kk);
+			if (A_KFAST) COOP_LOAD_A(a, o, SAK, false);
+			else COOP_LOAD_A(a, o, SA, true);
+			[[unroll]] for (uint j = 0; j < FN; j++) COOP_MULADD(i * FN + j, a, b[j]);
 		}
 	}
 }

@@ -249,3 +249,23 @@ func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
 		}
 	}
 }
+
+// The Winograd products on cooperative matrices take the tiles an H100
+// measured fastest (2026-11-27, run 4 of bench/results/h100-2026-11-27-coop):
+// 128 x 128 x 16 for the forwards and data gradients of 64 to 512
+// channels; for weight gradients 64 x 128 up to 64 output channels (240
+// against tile 7's 288 us at 64@56) and 128 x 128 x 32 above.
+func TestWinogradCoopTile(t *testing.T) {
+	for _, c := range []struct {
+		m       int
+		weights bool
+		want    int
+	}{{64, false, 7}, {128, false, 7}, {512, false, 7}, {64, true, 2}, {32, true, 2}, {128, true, 3}, {512, true, 3}} {
+		if got := winogradCoopTile(c.m, c.weights); got != c.want {
+			t.Errorf("m %d weights %v: tile %d, want %d", c.m, c.weights, got, c.want)
+		}
+		if c.want == 7 && convCoopTiles[7] != (convCoopConfig{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32}) {
+			t.Errorf("tile 7 is %v, not the 128x128x16/2x4 measured", convCoopTiles[7])
+		}
+	}
+}

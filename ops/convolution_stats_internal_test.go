@@ -10,8 +10,8 @@ import (
 // TestConvPipelineStatistics prints the driver compiler's statistics
 // (registers, instructions, spills, where it reports them) of the
 // family's GEMM pipelines for a 3x3 convolution: the image GEMM and the
-// weight gradient on every tile, the small-channel gather and the
-// cooperative-matrix GEMM. A diagnosis aid for the GPU machine, run with
+// weight gradient on every tile, the small-channel gather, and on every
+// cooperative-matrix tile the GEMM and the Winograd products. A diagnosis aid for the GPU machine, run with
 //
 //	VKMPS_CONV_STATS=1 go test ./ops -run TestConvPipelineStatistics -v
 func TestConvPipelineStatistics(t *testing.T) {
@@ -54,7 +54,11 @@ func TestConvPipelineStatistics(t *testing.T) {
 		if c, ok := convCoopTileFor(dev.Limits(), i); ok {
 			keys = append(keys, named{fmt.Sprintf("cooperative matrices float16 %v of %dx%dx%d", c, c.cm, c.cn, c.ck),
 				convPipeKey{shader: spirv.ConvolutionGemmCoopmat, f16: true, coop: true, tile: -1, ctile: int8(i),
-					local: int32(c.threads()), geom: geom, vecA: true}})
+					local: int32(c.threads()), geom: geom, vecA: true}},
+				named{fmt.Sprintf("Winograd products, cooperative matrices %v", c),
+					convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, coop: true, tile: -1, ctile: int8(i), local: int32(c.threads()), vecB: true}},
+				named{fmt.Sprintf("Winograd weight-gradient products, cooperative matrices %v", c),
+					convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, coop: true, tile: -1, ctile: int8(i), local: int32(c.threads()), modeA: 1, vecA: true, vecB: true}})
 		}
 	}
 	for _, k := range keys {

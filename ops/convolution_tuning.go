@@ -101,8 +101,9 @@ type ConvolutionTuning struct {
 	// WinogradCoopMat (winocoop=1): where Winograd runs on float16 images
 	// and the device has cooperative matrices, its products (forward,
 	// data and weight gradients) run on them, tile CoopTile where Path is
-	// ConvolutionPathCoopMat, else 64 x 128 for up to 64 output channels
-	// and 128 x 128 above; U, D and V are rounded to halves (relative RMS
+	// ConvolutionPathCoopMat, else 128 x 128 x 16 for the forward and
+	// data gradients, and for weight gradients 64 x 128 up to 64 output
+	// channels and 128 x 128 x 32 above; U, D and V are rounded to halves (relative RMS
 	// error about 3.5e-3 on random data against the direct sums' 2e-4, see
 	// ops/convolution_winograd.go). This is the default (an H100's
 	// ResNet-18 float16 training step: 10.77 ms on float32 tiles, 9.62 ms

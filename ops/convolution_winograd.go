@@ -140,7 +140,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 	}
 	lim := e.dev.Limits()
 	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
-	if c, ok := e.winogradCoop(j.m, j.out.im.format == Float16); ok {
+	if c, ok := e.winogradCoop(j.m, false, j.out.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
 	}
 	up, room := winogradScratchLayout(lim)
@@ -172,7 +172,8 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 }
 
 // winogradCoop returns the cooperative-matrix tile of the products of a
-// Winograd convolution of m output channels on float16 images (f16), and
+// Winograd convolution, data gradient or (weights) weight gradient of m
+// output channels on float16 images (f16), and
 // whether they run on cooperative matrices: by default wherever the
 // device runs the tile, unless the tuning refuses it (winocoop=0,
 // coopmat=0, or a forced tiled or direct path); tile the tuning's
@@ -181,7 +182,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 // round about 15 times more than the direct sums (relative RMS error
 // about 3.5e-3 against 2e-4 on random data); on an H100 they took the
 // ResNet-18 float16 training step from 10.77 to 9.62 ms.
-func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
+func (e *convEngine) winogradCoop(m int, weights, f16 bool) (convChoice, bool) {
 	lim := e.dev.Limits()
 	if e.force != nil {
 		c := *e.force
@@ -192,7 +193,7 @@ func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
 	if !f16 || t.NoWinogradCoopMat || t.NoCoopMat || t.Path == ConvolutionPathTiled || t.Path == ConvolutionPathDirect {
 		return convChoice{}, false
 	}
-	c := convChoice{path: convPathWinogradCoop, ctile: winogradCoopTile(m)}
+	c := convChoice{path: convPathWinogradCoop, ctile: winogradCoopTile(m, weights)}
 	if forced {
 		c.ctile = t.CoopTile
 	}
@@ -200,10 +201,19 @@ func (e *convEngine) winogradCoop(m int, f16 bool) (convChoice, bool) {
 }
 
 // winogradCoopTile is the cooperative-matrix tile (convCoopTiles) of the
-// Winograd products of m output channels (rows): 64 x 128 where m is at
-// most 64, else 128 x 128, both in 2 x 4 subgroups.
-func winogradCoopTile(m int) int {
-	if m <= 64 {
+// Winograd products of m output channels (rows): for convolutions and
+// data gradients 128 x 128 x 16 (tile 7), for weight gradients 64 x 128
+// where m is at most 64, else 128 x 128 x 32, all in 2 x 4 subgroups. On
+// an H100 (2026-11-27, bench/results/h100-2026-11-27-coop, run 4) tile 7
+// took the float16 3x3 forwards of 64 to 512 channels to 124, 67, 75 and
+// 75 us from 132, 75, 74 and 88 on the former 64 x 128 or 128 x 128 x 32
+// (data gradients alike), and the weight gradients' from 240 and 123 us
+// to 288 and 134 at 64 and 128 channels.
+func winogradCoopTile(m int, weights bool) int {
+	switch {
+	case !weights:
+		return 7
+	case m <= 64:
 		return 2
 	}
 	return convCoopDefaultTile
@@ -386,7 +396,7 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	lim := e.dev.Limits()
 	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
-	if c, ok := e.winogradCoop(j.m, j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
+	if c, ok := e.winogradCoop(j.m, true, j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
 	}
 	per := 1 // D and V values per float32 slot
