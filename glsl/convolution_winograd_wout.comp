@@ -24,13 +24,22 @@ void main() {
 	uint c = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
 	if (c >= pc.C || m >= pc.M) return;
 	uint at0 = pc.xBase + m * pc.C + c, step = pc.M * pc.C;
+	// The slots outermost: each slot's 36 loads are in flight together
+	// (the sums per position innermost waited on one load at a time: on an
+	// H100 this pass took 35 us for 64 channels, 66 for 512). The sums
+	// add the slots in the same order.
 	float x[6][6];
 	[[unroll]] for (int i = 0; i < 6; i++) {
-		[[unroll]] for (int j = 0; j < 6; j++) {
-			float s = 0.0;
-			for (uint q = 0; q < pc.slots; q++) s += scr[at0 + (q * 36u + uint(i * 6 + j)) * step];
-			x[i][j] = s * (WINO_HALF_SCALE * WINO_HALF_SCALE);
+		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] = 0.0;
+	}
+	for (uint q = 0; q < pc.slots; q++) {
+		uint at = at0 + q * 36u * step;
+		[[unroll]] for (int i = 0; i < 6; i++) {
+			[[unroll]] for (int j = 0; j < 6; j++) x[i][j] += scr[at + uint(i * 6 + j) * step];
 		}
+	}
+	[[unroll]] for (int i = 0; i < 6; i++) {
+		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] *= WINO_HALF_SCALE * WINO_HALF_SCALE;
 	}
 	float h[3][6];
 	[[unroll]] for (int j = 0; j < 6; j++) {

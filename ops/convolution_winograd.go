@@ -366,7 +366,7 @@ func (e *convEngine) winogradChosen(m, c int) (only int, ok bool) {
 // products' tile, tiles per split (chunk) and splits per part of the
 // batch, and the scratch layout in floats: D, V per part from dOff, vOff,
 // the partial sums P of every slot from pOff, the bias gradient's
-// partial sums from biasOff; total.
+// partial sums from biasOff, the slots' sums from sumOff (0: none); total.
 type convWinogradWeightsPlan struct {
 	tile, chunk, splits int
 	tx, ty              int
@@ -379,6 +379,7 @@ type convWinogradWeightsPlan struct {
 	// Scratch layout, in float32 slots.
 	dOff, vOff, pOff int
 	bias             convBiasPlan
+	sumOff           int
 	total            int
 }
 
@@ -442,6 +443,13 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	}
 	if p.total > room {
 		return p, false, nil
+	}
+	// More than one slot (parts times splits): a parallel pass adds them
+	// (convolution_reduce.comp) where the scratch has room for the sums,
+	// so that the output transform reads one.
+	if count := winogradTaps * j.m * j.cinG; p.parts*p.splits > 1 && up(p.total)+count <= room {
+		p.sumOff = up(p.total)
+		p.total = p.sumOff + count
 	}
 	return p, true, nil
 }
@@ -558,6 +566,17 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 	}
 	pc.XBase, pc.WBase, pc.Slots = 0, dwBase, uint32(p.parts*p.splits)
 	binds[0], binds[1] = winogradPart(scr, whole, p.pOff, p.parts*p.splits*count), dwr
+	if p.sumOff > 0 {
+		// The output transform's loads wait on one another per
+		// (output, input) pair: 4096 of them at 64 channels. Adding the
+		// slots in a pass of one invocation per value first took the
+		// H100's 3x3 weight gradients at 64 channels from 240 to ... us.
+		sums := winogradPart(scr, whole, p.sumOff, count)
+		if err := e.reduceRanges(cb, binds[0], sums, p.parts*p.splits, count); err != nil {
+			return err
+		}
+		binds[0], pc.Slots = sums, 1
+	}
 	if err := e.winogradDispatch(cb, pls[3], binds[:2], push,
 		[3]uint32{uint32((j.cinG + 63) / 64), uint32(j.m), 1}); err != nil {
 		return err

@@ -1515,10 +1515,26 @@ func (e *convEngine) reduce(cb *vk.CommandBuffer, part *Image, off, splits, coun
 	if err != nil {
 		return err
 	}
-	pc := convReducePush{Count: uint32(count), Splits: uint32(splits), InBase: pb + uint32(off), OutBase: ob}
+	return e.reduceDispatch(cb, pl, local, pr, or, pb+uint32(off), ob, splits, count)
+}
+
+// reduceRanges records the sum of the splits partial sums of count
+// floats each at the start of in, one after another, into the first count
+// floats of out (convolution_reduce.comp, ranges of one buffer or two).
+func (e *convEngine) reduceRanges(cb *vk.CommandBuffer, in, out vk.BufferRange, splits, count int) error {
+	local := workgroup(e.dev.Limits())
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local)})
+	if err != nil {
+		return err
+	}
+	return e.reduceDispatch(cb, pl, local, in, out, 0, 0, splits, count)
+}
+
+func (e *convEngine) reduceDispatch(cb *vk.CommandBuffer, pl *vk.Pipeline, local int, in, out vk.BufferRange, inBase, outBase uint32, splits, count int) error {
+	pc := convReducePush{Count: uint32(count), Splits: uint32(splits), InBase: inBase, OutBase: outBase}
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	g := min((count+local-1)/local, int(lim.MaxComputeWorkGroupCount[0]))
-	if err := cb.Dispatch(pl, []vk.BufferRange{pr, or}, push, [3]uint32{uint32(g), 1, 1}); err != nil {
+	g := min((count+local-1)/local, int(e.dev.Limits().MaxComputeWorkGroupCount[0]))
+	if err := cb.Dispatch(pl, []vk.BufferRange{in, out}, push, [3]uint32{uint32(g), 1, 1}); err != nil {
 		return fmt.Errorf("%s: %w", e.label, err)
 	}
 	return nil
