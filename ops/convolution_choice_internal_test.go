@@ -253,19 +253,44 @@ func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
 // The Winograd products on cooperative matrices take the tiles an H100
 // measured fastest (2026-11-27, run 4 of bench/results/h100-2026-11-27-coop):
 // 128 x 128 x 16 for the forwards and data gradients of 64 to 512
-// channels; for weight gradients 64 x 128 up to 64 output channels (240
-// against tile 7's 288 us at 64@56) and 128 x 128 x 32 above.
+// channels; for weight gradients 64 x 64 up to 64 output channels, in
+// about eight workgroups per multiprocessor (run 6: 169 us at 64@56,
+// against 218 on 64 x 128 in two per multiprocessor and 288 on tile 7),
+// and 128 x 128 x 32 above, in two.
 func TestWinogradCoopTile(t *testing.T) {
 	for _, c := range []struct {
 		m       int
 		weights bool
 		want    int
-	}{{64, false, 7}, {128, false, 7}, {512, false, 7}, {64, true, 2}, {32, true, 2}, {128, true, 3}, {512, true, 3}} {
+	}{{64, false, 7}, {128, false, 7}, {512, false, 7}, {64, true, 0}, {32, true, 0}, {128, true, 3}, {512, true, 3}} {
 		if got := winogradCoopTile(c.m, c.weights); got != c.want {
 			t.Errorf("m %d weights %v: tile %d, want %d", c.m, c.weights, got, c.want)
 		}
 		if c.want == 7 && convCoopTiles[7] != (convCoopConfig{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32}) {
 			t.Errorf("tile 7 is %v, not the 128x128x16/2x4 measured", convCoopTiles[7])
+		}
+	}
+}
+
+// Winograd weight gradients on cooperative matrices split the tiles for
+// about two workgroups per multiprocessor on 128 x 128 tiles and eight on
+// 64 x 64 ones, each split at least 4 slices deep; a tuned count wins.
+func TestWinogradCoopSplits(t *testing.T) {
+	for _, c := range []struct {
+		name                      string
+		tile, want, m, cin, tiles int
+		splits                    int
+	}{
+		{"64@56 on 64x64", 0, 0, 64, 64, 32 * 14 * 14, 28},   // 36 workgroups a split: ceil(8*132/36) = 30, in chunks of 7 slices
+		{"128@28 on 128x128", 3, 0, 128, 128, 32 * 7 * 7, 7}, // ceil(2*132/36) = 8, in chunks of 7 slices
+		{"512@7 on 128x128", 3, 0, 512, 512, 32 * 2 * 2, 1},  // 576 workgroups without splits
+		{"few tiles", 0, 0, 64, 64, 100, 1},                  // 4 slices: one split of 4
+		{"tuned", 0, 5, 64, 64, 32 * 14 * 14, 5},
+	} {
+		cfg := convCoopTiles[c.tile]
+		splits, chunk := winogradCoopSplits(cfg, 132, c.want, c.m, c.cin, c.tiles)
+		if splits != c.splits || chunk%cfg.bk != 0 || splits*chunk < c.tiles || (splits-1)*chunk >= c.tiles {
+			t.Errorf("%s: %d splits of %d tiles, want %d splits covering %d", c.name, splits, chunk, c.splits, c.tiles)
 		}
 	}
 }

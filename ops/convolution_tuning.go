@@ -102,7 +102,7 @@ type ConvolutionTuning struct {
 	// and the device has cooperative matrices, its products (forward,
 	// data and weight gradients) run on them, tile CoopTile where Path is
 	// ConvolutionPathCoopMat, else 128 x 128 x 16 for the forward and
-	// data gradients, and for weight gradients 64 x 128 up to 64 output
+	// data gradients, and for weight gradients 64 x 64 up to 64 output
 	// channels and 128 x 128 x 32 above; U, D and V are rounded to halves (relative RMS
 	// error about 3.5e-3 on random data against the direct sums' 2e-4, see
 	// ops/convolution_winograd.go). This is the default (an H100's

@@ -202,19 +202,21 @@ func (e *convEngine) winogradCoop(m int, weights, f16 bool) (convChoice, bool) {
 
 // winogradCoopTile is the cooperative-matrix tile (convCoopTiles) of the
 // Winograd products of m output channels (rows): for convolutions and
-// data gradients 128 x 128 x 16 (tile 7), for weight gradients 64 x 128
-// where m is at most 64, else 128 x 128 x 32, all in 2 x 4 subgroups. On
+// data gradients 128 x 128 x 16 (tile 7), for weight gradients 64 x 64
+// (tile 0, 2 x 2 subgroups) where m is at most 64, else 128 x 128 x 32
+// (2 x 4). On
 // an H100 (2026-11-27, bench/results/h100-2026-11-27-coop, run 4) tile 7
 // took the float16 3x3 forwards of 64 to 512 channels to 124, 67, 75 and
 // 75 us from 132, 75, 74 and 88 on the former 64 x 128 or 128 x 128 x 32
 // (data gradients alike), and the weight gradients' from 240 and 123 us
-// to 288 and 134 at 64 and 128 channels.
+// to 288 and 134 at 64 and 128 channels; at 64 channels tile 0 in
+// winogradCoopSplits' splits took them to 169 us (run 6).
 func winogradCoopTile(m int, weights bool) int {
 	switch {
 	case !weights:
 		return 7
 	case m <= 64:
-		return 2
+		return 0
 	}
 	return convCoopDefaultTile
 }
@@ -459,13 +461,21 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 // tiles per split (a multiple of the tile's slice, so of 4): the
 // tuning's count (splits=N) where given, else enough for two workgroups
 // per multiprocessor of units (the products have ceil(m/BM) x ceil(cin/BN)
-// x 36 per split), each split at least 4 slices deep.
+// x 36 per split), eight for tiles of 64 x 64 or less, each split at
+// least 4 slices deep. On an H100 (run 6 of
+// bench/results/h100-2026-11-27-coop) the 64 x 64 tile's products at 64
+// channels (56x56, batch 32) took 146 us in 8 splits, 105 in 32; the
+// 128 x 128 tile's at 128 channels (28x28) 60 us in 8, 78 in 16.
 func winogradCoopSplits(c convCoopConfig, units, want, m, cin, tiles int) (splits, chunk int) {
 	slices := (tiles + c.bk - 1) / c.bk
 	splits = want
 	if splits == 0 {
 		wgs := (m + c.bm - 1) / c.bm * ((cin + c.bn - 1) / c.bn) * winogradTaps
-		splits = min((2*units+wgs-1)/wgs, max(slices/4, 1))
+		per := 2
+		if c.bm*c.bn <= 64*64 {
+			per = 8
+		}
+		splits = min((per*units+wgs-1)/wgs, max(slices/4, 1))
 	}
 	splits = max(min(splits, slices), 1)
 	chunk = (slices + splits - 1) / splits * c.bk
