@@ -1114,13 +1114,18 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		for c0 := 0; c0 < cols; c0 += step {
 			pc.N0 = uint32(c0)
 			gx := (min(step, cols-c0) + 63) / 64
-			if err := cb.Dispatch(finish, binds[:], push, [3]uint32{uint32(gx), uint32(j.m), uint32(j.groups)}); err != nil {
+			gy := (j.m + convFinishRows - 1) / convFinishRows
+			if err := cb.Dispatch(finish, binds[:], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups)}); err != nil {
 				return fmt.Errorf("%s: %w", e.label, err)
 			}
 		}
 		return nil
 	})
 }
+
+// convFinishRows is the output rows each invocation of a split-K GEMM's
+// finishing pass adds up (convolution_gemm.comp's FINISH_ROWS).
+const convFinishRows = 8
 
 // convVecA reports whether j's weights load as quads: rows of K values,
 // K and the first weight (in memory and in its binding, at wBase)
