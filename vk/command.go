@@ -482,6 +482,9 @@ func (c *CommandBuffer) profileMark(d Dispatched) {
 // DispatchProfile returns the commands WithDispatchProfile marked, in
 // order, each with its GPU time, after the work has finished.
 func (c *CommandBuffer) DispatchProfile() ([]Dispatched, error) {
+	if err := c.dev.usable(); err != nil {
+		return nil, err
+	}
 	if !c.profile {
 		return nil, invalidf("%s: made without WithDispatchProfile", c.label)
 	}
