@@ -285,7 +285,11 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 			t.Run(fmt.Sprintf("%s tile %d", path, tile), func(t *testing.T) {
 				r := rand.New(rand.NewSource(int64(77 + tile)))
 				t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
-				winogradCheck(t, dev, r, winogradCases()[:2], true, "winograd-coopmat", func(k any) {
+				// The third case has whole 16 x 8 blocks of X (24 output
+				// channels, 32 tiles) beside partial ones.
+				wide := winogradCases()[1]
+				wide.d.OutputFeatureChannels, wide.n, wide.h, wide.w = 24, 2, 16, 16
+				winogradCheck(t, dev, r, append(winogradCases()[:2], wide), true, "winograd-coopmat", func(k any) {
 					if !ops.ConvForcePath(k, path, tile) {
 						t.Skipf("%s has no cooperative matrices for tile %d", dev.Info().Name, tile)
 					}

@@ -1346,7 +1346,7 @@ var ConvolutionWinogradOutput = &Shader{
 		{Binding: 0, Name: "Scr", Access: ReadOnly},
 		{Binding: 1, Name: "Bias", Access: ReadOnly},
 		{Binding: 2, Name: "Prelu", Access: ReadOnly},
-		{Binding: 3, Name: "Dst", Access: WriteOnly},
+		{Binding: 3, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
@@ -1369,7 +1369,7 @@ var ConvolutionWinogradOutputF16 = &Shader{
 		{Binding: 0, Name: "Scr", Access: ReadOnly},
 		{Binding: 1, Name: "Bias", Access: ReadOnly},
 		{Binding: 2, Name: "Prelu", Access: ReadOnly},
-		{Binding: 3, Name: "Dst", Access: WriteOnly},
+		{Binding: 3, Name: "Dst4", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
