@@ -577,10 +577,12 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 	pc.XBase, pc.WBase, pc.Slots = 0, dwBase, uint32(p.parts*p.splits)
 	binds[0], binds[1] = winogradPart(scr, whole, p.pOff, p.parts*p.splits*count), dwr
 	if p.sumOff > 0 {
-		// The output transform's loads wait on one another per
-		// (output, input) pair: 4096 of them at 64 channels. Adding the
-		// slots in a pass of one invocation per value first took the
-		// H100's 3x3 weight gradients at 64 channels from 240 to ... us.
+		// The output transform has one invocation per (output, input)
+		// pair, 4096 of them at 64 channels, each adding its slots one
+		// load after another. Adding the slots first, one invocation per
+		// value, took an H100's 3x3 weight gradients at 64 channels of
+		// 56x56 from 240 to 219 us in float16 and from 228 to 207 in
+		// float32 (run 6 of bench/results/h100-2026-11-27-coop).
 		sums := winogradPart(scr, whole, p.sumOff, count)
 		if err := e.reduceRanges(cb, binds[0], sums, p.parts*p.splits, count); err != nil {
 			return err

@@ -195,10 +195,10 @@ type CommandBuffer struct {
 	f          *frame
 	label      string
 	timestamps bool
-	marks      int          // capacity for Mark
-	marked     int          // marks recorded
-	profile    bool         // WithDispatchProfile: a mark after every command
-	profiled   []Dispatched // the commands those marks follow
+	marks      int        // capacity for Mark
+	marked     int        // marks recorded
+	profile    bool       // WithDispatchProfile: a mark after every command
+	profiled   []profiled // the commands those marks follow
 	state      cbState
 	serial     uint64
 	used       []*Buffer
@@ -232,6 +232,12 @@ func WithTimestampMarks(n int) CommandBufferOption {
 // command at a time.
 func WithDispatchProfile(n int) CommandBufferOption {
 	return func(c *CommandBuffer) { c.timestamps, c.marks, c.profile = true, max(n, 0), true }
+}
+
+// profiled is a command WithDispatchProfile marked, and its mark.
+type profiled struct {
+	d    Dispatched
+	mark int
 }
 
 // Dispatched is one command of a dispatch profile: the shader (or "copy",
@@ -465,7 +471,9 @@ func (c *CommandBuffer) Dispatch(p *Pipeline, bindings []BufferRange, push []byt
 	}
 	c.lastPipe = p
 	c.dispatches++
-	c.profileMark(Dispatched{Shader: sh.ShaderName(), Spec: p.spec, Groups: groups})
+	if c.profile {
+		c.profileMark(Dispatched{Shader: sh.ShaderName(), Spec: append([]uint32(nil), p.spec...), Groups: groups})
+	}
 	return nil
 }
 
@@ -474,8 +482,8 @@ func (c *CommandBuffer) profileMark(d Dispatched) {
 	if !c.profile || c.marked >= c.marks {
 		return
 	}
-	if _, err := c.Mark(); err == nil {
-		c.profiled = append(c.profiled, d)
+	if m, err := c.Mark(); err == nil {
+		c.profiled = append(c.profiled, profiled{d, m})
 	}
 }
 
@@ -492,11 +500,14 @@ func (c *CommandBuffer) DispatchProfile() ([]Dispatched, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append([]Dispatched(nil), c.profiled...)
-	prev := time.Duration(0)
-	for i := range out {
-		out[i].Time = marks[i] - prev
-		prev = marks[i]
+	// The time since the mark before (the caller's own Marks included).
+	out := make([]Dispatched, len(c.profiled))
+	for i, p := range c.profiled {
+		out[i] = p.d
+		out[i].Time = marks[p.mark]
+		if p.mark > 0 {
+			out[i].Time -= marks[p.mark-1]
+		}
 	}
 	return out, nil
 }

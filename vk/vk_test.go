@@ -747,10 +747,10 @@ func TestTimestampMarks(t *testing.T) {
 	}
 }
 
-// A dispatch profile marks after each command while room lasts: it names
-// each command, its times add up to no more than the command buffer's,
-// a barrier separates every dispatch, and the results are those of the
-// same commands unprofiled.
+// A dispatch profile marks after each command while room lasts (the
+// caller's own marks taking theirs): it names each command, its times add
+// up to no more than the command buffer's, a barrier separates every
+// dispatch, and the results are those of the same commands unprofiled.
 func TestDispatchProfile(t *testing.T) {
 	d := vktest.Open(t)
 	if !d.Limits().TimestampsSupported {
@@ -776,12 +776,15 @@ func TestDispatchProfile(t *testing.T) {
 	_, err = plain.DispatchProfile()
 	require.ErrorIs(t, err, vk.ErrInvalid, "a command buffer without WithDispatchProfile")
 
-	cb, err := d.NewCommandBuffer(vk.WithDispatchProfile(3))
+	cb, err := d.NewCommandBuffer(vk.WithDispatchProfile(4))
 	require.NoError(t, err)
 	defer cb.Close()
 	half := uint64(2 * n)
-	// Independent halves: no barrier between them unprofiled, one here.
+	// Independent halves: no barrier between them unprofiled, one here;
+	// a mark of the caller's own between them takes one of the four.
 	copyKernel(t, d, cb, bufs[1].Range(0, half), bufs[0].Range(0, half))
+	_, err = cb.Mark()
+	require.NoError(t, err)
 	copyKernel(t, d, cb, bufs[1].Range(half, half), bufs[0].Range(half, half))
 	require.NoError(t, cb.Fill(bufs[2].Whole(), 7))
 	copyKernel(t, d, cb, bufs[2].Whole(), bufs[1].Whole()) // the fourth: past the marks
