@@ -152,11 +152,13 @@ func float32Twin(rows []benchRow, r benchRow) (benchRow, bool) {
 }
 
 // speedup is a / b, rounded, or 0 when b is 0.
+// speedup is a/b to 3 significant digits (a ratio under 0.005, a loaded
+// lavapipe's, stays positive: TestBenchFloat16 failed a CI run on 0.00).
 func speedup(a, b time.Duration) float64 {
 	if b <= 0 {
 		return 0
 	}
-	return roundTo(float64(a)/float64(b), 2)
+	return roundSig(float64(a)/float64(b), 3)
 }
 
 func (r benchRow) toJSON(cp benchCopy, rows []benchRow) benchRowJSON {

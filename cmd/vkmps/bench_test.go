@@ -273,3 +273,17 @@ func TestRoundSig(t *testing.T) {
 	}
 	assert.Greater(t, roundSig(4e-6, 4), 0.0)
 }
+
+// speedup keeps 3 significant digits: a loaded lavapipe's float16 row 400
+// times slower than its float32 twin still reports a positive ratio.
+func TestSpeedup(t *testing.T) {
+	for _, c := range []struct {
+		a, b time.Duration
+		want float64
+	}{{3 * time.Millisecond, 2 * time.Millisecond, 1.5}, {10 * time.Microsecond, 4 * time.Millisecond, 0.0025},
+		{2 * time.Millisecond, 3 * time.Millisecond, 0.667}, {time.Millisecond, 0, 0}} {
+		if got := speedup(c.a, c.b); got != c.want {
+			t.Errorf("speedup(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
