@@ -15,8 +15,11 @@
 // to 133-281 us and VGG's 3x3 128@112 data gradient from 2013 to 993,
 // but VGG's forward from 1990 to 3009-3522 in three runs of four (1202 in
 // the fourth): bench/results/h100-2026-11-27-fetch.
+// The "pk" builds (gemm_coopmat.glsl's COOP_PACKED) serve VEC_A with VEC_B.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
+// vkmps:variant f16pk -DVKMPS_F16 -DCOOP_PACKED
+// vkmps:variant emupk -DVKMPS_F16 -DVKMPS_COOP_EMULATE -DCOOP_PACKED
 #include "convolution_common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -30,6 +33,9 @@ layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
 layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
 #include "convolution_gemm_head.glsl"
+#ifndef VKMPS_COOP_EMULATE
+#define GEMM_REG_B4 ELEM4 // image quads stay halves until staged
+#endif
 #include "gemm_coopmat.glsl"
 #include "convolution_gemm_fetch.glsl"
 

@@ -18,7 +18,7 @@ uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (~0u:
 #ifndef CONV_GEMM_RAW
 float wtRaw(uint i, bool ok) { return ok ? wt[i] : 0.0; }
 float imRaw(uint i, bool ok, uint r) { return ok ? LOAD(im[i]) : 0.0; }
-vec4 imRaw4(uint q, bool ok) { return ok ? LOAD4(im4[q]) : vec4(0.0); }
+GEMM_REG_B4 imRaw4(uint q, bool ok) { return ok ? GEMM_REG_B4(im4[q]) : GEMM_REG_B4(0.0); }
 #endif
 
 // gemmFetchA and gemmFetchB compute each value's index and whether it

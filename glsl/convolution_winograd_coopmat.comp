@@ -5,8 +5,9 @@
 // workgroup's z, and with MODE 1 the split s = z / 36):
 //   MODE 0 (convolution, data gradient): X[xi][m][t] = sum over c of
 //     U[xi][c][m] * V[xi][c][t]: A[m][k] = U[xi][k][m] (m fastest in
-//     memory: staged column-major), B[k][n] = V[xi][k][n] (n fastest;
-//     quads along n with VEC_B, T a multiple of 4);
+//     memory: staged column-major; quads along m with VEC_A, M a
+//     multiple of 4), B[k][n] = V[xi][k][n] (n fastest; quads along n
+//     with VEC_B, T a multiple of 4);
 //   MODE 1 (weight gradient): P[s][xi][m][n] = sum over the tiles k of
 //     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
 //     quads along k with VEC_A, B with VEC_B (T, kChunk, uBase and vBase
@@ -17,7 +18,10 @@
 // images, where the device has cooperative matrices (ops'
 // convCoopTileFor); the "emu" build computes the same without them
 // (gemm_coopmat.glsl's VKMPS_COOP_EMULATE), for tests on any device.
+// The "pk" builds (gemm_coopmat.glsl's COOP_PACKED) serve VEC_A with VEC_B.
 // vkmps:variant emu -DVKMPS_COOP_EMULATE
+// vkmps:variant pk -DCOOP_PACKED
+// vkmps:variant emupk -DVKMPS_COOP_EMULATE -DCOOP_PACKED
 #define WINO_HALF
 #include "convolution_winograd_common.glsl"
 
@@ -32,7 +36,7 @@ layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 2;         // subgroups along m
 layout(constant_id = 5) const uint WN = 2;         // subgroups along n
 layout(constant_id = 12) const int MODE = 0;
-layout(constant_id = 18) const bool VEC_A = false; // MODE 1: quads of D along k
+layout(constant_id = 18) const bool VEC_A = false; // quads of A: MODE 0 (U) along m, MODE 1 (D) along k
 layout(constant_id = 19) const bool VEC_B = false; // quads of V: MODE 0 along n, MODE 1 along k
 layout(constant_id = 24) const uint CM = 16;       // the device's cooperative matrix shape
 layout(constant_id = 25) const uint CN = 8;
@@ -45,6 +49,7 @@ const bool B_KFAST = MODE == 1;
 // conversion to float32 and back); the emulated build as floats.
 #ifndef VKMPS_COOP_EMULATE
 #define GEMM_REG float16_t
+#define GEMM_REG_A4 f16vec4
 #define GEMM_REG_B4 f16vec4
 #endif
 #include "gemm_coopmat.glsl"
@@ -59,8 +64,10 @@ void gemmFetchA(uint kt) {
 			if (r * GEMM_T + t >= QA) break;
 			uvec2 p = gemmPosA4(t, r);
 			uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
-			// k and kLim are multiples of 4 here (T is; so is kChunk).
-			ra4[r] = m < gM && k < kLim ? vec4(scrh4[(uRow + m * pc.T + k) / 4u]) : vec4(0.0);
+			// MODE 1: k and kLim are multiples of 4 here (T is; so is
+			// kChunk); MODE 0: m and M are. A quad is wholly in or out.
+			uint at = MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m;
+			ra4[r] = m < gM && k < kLim ? GEMM_REG_A4(scrh4[at / 4u]) : GEMM_REG_A4(0.0);
 		}
 		return;
 	}

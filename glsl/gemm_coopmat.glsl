@@ -38,6 +38,15 @@
 // position once, rows and columns past the matrix included). It calls
 // gemmRun(kTiles) and then gemmEpilogue(), both in uniform control flow.
 //
+// COOP_PACKED (the "pk" builds, for tiles whose A and B both load as
+// quads: VEC_A and VEC_B) keeps the slices as uvec2, four halves each, so
+// that a quad is staged with one 8-byte store instead of four 2-byte
+// ones; the matrices load from them with offsets and strides in quads
+// (every offset and stride above is a multiple of 4 halves). Its scalar
+// staging is not built: ops chooses it only where both operands are
+// quads. On an H100 the 2-byte stores, not the tensor cores, bounded the
+// products (see ops' convCoopPacked).
+//
 // VKMPS_COOP_EMULATE builds the same engine without cooperative matrices,
 // for testing it where the device has none (lavapipe): the invocations
 // t*SUBGROUP.. of logical subgroup t compute its matrices with plain
@@ -72,9 +81,33 @@ const uint SLICE_B = B_KFAST ? BN * SBK : BK * SB;
 const uint FM = BM / WM / CM; // accumulators per subgroup along m
 const uint FN = BN / WN / CN; // and along n
 
+#ifdef COOP_PACKED
+// Quads of halves; sharedHalf reads one half (the emulated build's views).
+shared uvec2 gemmA[2 * SLICE_A / 4];
+shared uvec2 gemmB[2 * SLICE_B / 4];
+#ifdef VKMPS_COOP_EMULATE
+#define SH_A(i) sharedHalf(gemmA[(i) >> 2], (i))
+#define SH_B(i) sharedHalf(gemmB[(i) >> 2], (i))
+float sharedHalf(uvec2 q, uint i) { return unpackHalf2x16(q[(i >> 1) & 1u])[i & 1u]; }
+#endif
+#else
 shared HALF gemmA[2 * SLICE_A];
 shared HALF gemmB[2 * SLICE_B];
+#define SH_A(i) gemmA[i]
+#define SH_B(i) gemmB[i]
+#endif
 shared float gemmC[WM * WN * CM * CN]; // the epilogue's: CM x CN per subgroup
+
+// packQuad is a quad of values as the uvec2 of its halves (COOP_PACKED),
+// each rounded as TO_HALF rounds it.
+#ifdef VKMPS_COOP_EMULATE
+uvec2 packQuad(vec4 v) {
+	return uvec2(packHalf2x16(vec2(TO_HALF(v.x), TO_HALF(v.y))), packHalf2x16(vec2(TO_HALF(v.z), TO_HALF(v.w))));
+}
+#else
+uvec2 packQuad(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
+uvec2 packQuad(vec4 v) { return packQuad(f16vec4(v)); }
+#endif
 
 // aAt and bAt are the shared offsets of A's (m, k) and B's (k, n) in
 // buffer buf.
@@ -104,7 +137,7 @@ void coopMulAdd(uint q, CoopView a, CoopView b) {
 	for (uint e = 0; e < CE; e++) {
 		uint i = lane + e * SUBGROUP, r = i / CN, c = i % CN;
 		float s = acc[q * CE + e];
-		for (uint k = 0; k < CK; k++) s = fma(gemmA[coopAt(a, r, k)], gemmB[coopAt(b, k, c)], s);
+		for (uint k = 0; k < CK; k++) s = fma(SH_A(coopAt(a, r, k)), SH_B(coopAt(b, k, c)), s);
 		acc[q * CE + e] = s;
 	}
 }
@@ -127,8 +160,13 @@ void coopStore(uint q, uint off, uint stride) {
 fcoopmatNV<32, gl_ScopeSubgroup, CM, CN> acc[FM * FN];
 uint coopSubgroup() { return gl_SubgroupID; }
 uint coopLane() { return gl_SubgroupInvocationID; }
+#ifdef COOP_PACKED
+#define COOP_LOAD_A(m, off, stride, colMajor) coopMatLoadNV(m, gemmA, (off) >> 2, (stride) >> 2, colMajor)
+#define COOP_LOAD_B(m, off, stride, colMajor) coopMatLoadNV(m, gemmB, (off) >> 2, (stride) >> 2, colMajor)
+#else
 #define COOP_LOAD_A(m, off, stride, colMajor) coopMatLoadNV(m, gemmA, off, stride, colMajor)
 #define COOP_LOAD_B(m, off, stride, colMajor) coopMatLoadNV(m, gemmB, off, stride, colMajor)
+#endif
 #define COOP_MULADD(q, a, b) acc[q] = coopMatMulAddNV(a, b, acc[q])
 #define COOP_ZERO(q) acc[q] = fcoopmatNV<32, gl_ScopeSubgroup, CM, CN>(0.0)
 #define COOP_STORE(q, off, stride) coopMatStoreNV(acc[q], gemmC, off, stride, false)
@@ -139,6 +177,19 @@ uint coopLane() { return gl_SubgroupInvocationID; }
 
 void gemmStage(uint buf) {
 	uint t = gl_LocalInvocationID.x;
+#ifdef COOP_PACKED
+	// Quads only (VEC_A and VEC_B): 4 consecutive halves, at a multiple of 4.
+	[[unroll]] for (uint r = 0; r < RA4; r++) {
+		if (r * GEMM_T + t >= QA) break;
+		uvec2 p = gemmPosA4(t, r);
+		gemmA[aAt(buf, p.x, p.y) >> 2] = packQuad(ra4[r]);
+	}
+	[[unroll]] for (uint r = 0; r < RB4; r++) {
+		if (r * GEMM_T + t >= QB) break;
+		uvec2 p = gemmPosB4(t, r);
+		gemmB[bAt(buf, p.x, p.y) >> 2] = packQuad(rb4[r]);
+	}
+#else
 	if (VEC_A) {
 		[[unroll]] for (uint r = 0; r < RA4; r++) {
 			if (r * GEMM_T + t >= QA) break;
@@ -165,6 +216,7 @@ void gemmStage(uint buf) {
 			gemmB[bAt(buf, p.x, p.y)] = TO_HALF(rb[r]);
 		}
 	}
+#endif
 }
 
 // gemmMultiply multiplies the slices of buffer buf into the accumulators:

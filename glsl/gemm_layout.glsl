@@ -11,8 +11,8 @@ const uint QB = BK * BN / 4;              // quads of a B slice
 const uint RA4 = (QA + GEMM_T - 1) / GEMM_T;
 const uint RB4 = (QB + GEMM_T - 1) / GEMM_T;
 
-// GEMM_REG is the type of ra and rb, GEMM_REG_B4 that of rb4: float and
-// vec4 unless the includer defines them (with gemm.glsl's GEMM_A_VALUE,
+// GEMM_REG is the type of ra and rb, GEMM_REG_A4 and GEMM_REG_B4 those of
+// ra4 and rb4: float and vec4 unless the includer defines them (with gemm.glsl's GEMM_A_VALUE,
 // GEMM_B_VALUE, GEMM_B4_VALUE) to hold loads raw.
 #ifndef GEMM_REG
 #define GEMM_REG float
@@ -22,7 +22,10 @@ const uint RB4 = (QB + GEMM_T - 1) / GEMM_T;
 #endif
 GEMM_REG ra[RA];
 GEMM_REG rb[RB];
-vec4 ra4[RA4];
+#ifndef GEMM_REG_A4
+#define GEMM_REG_A4 vec4
+#endif
+GEMM_REG_A4 ra4[RA4];
 GEMM_REG_B4 rb4[RB4];
 
 // gemmPosA returns the slice position (m, k) of value r of invocation t.
@@ -38,9 +41,11 @@ uvec2 gemmPosB(uint t, uint r) {
 }
 
 // gemmPosA4 returns the slice position (m, k) of the first value of quad r
-// of invocation t (VEC_A).
+// of invocation t (VEC_A): quads along k, or along m where A is staged
+// column-major (!A_KFAST; gemm_coopmat.glsl only).
 uvec2 gemmPosA4(uint t, uint r) {
 	uint q = r * GEMM_T + t;
+	if (!A_KFAST) return uvec2((q % (BM / 4)) * 4, q / (BM / 4));
 	return uvec2(q / (BK / 4), (q % (BK / 4)) * 4);
 }
 

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
@@ -172,4 +173,20 @@ func SetWinogradScratchMax(n int) func() {
 	old := winogradScratchMax
 	winogradScratchMax = n
 	return func() { winogradScratchMax = old }
+}
+
+// ConvPackedShaders names the shaders whose packed cooperative-matrix
+// builds (convCoopPacked) a family kernel has made pipelines of, and
+// counts the cooperative-matrix pipelines it has made without them.
+func ConvPackedShaders(k any) (packed []string, unpacked int) {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		switch {
+		case key.packed:
+			packed = append(packed, key.shader.Name)
+		case key.coop:
+			unpacked++
+		}
+	}
+	sort.Strings(packed)
+	return packed, unpacked
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -291,5 +292,58 @@ func TestConvolutionDepthwiseStrips(t *testing.T) {
 			})
 			assert.Equal(t, "depthwise", ops.ConvLastWeightsPath(g))
 		})
+	}
+}
+
+// The cooperative-matrix GEMMs whose operands both load as quads (a
+// pointwise forward; Winograd's forward and weight-gradient products over
+// whole quads of tiles and channels) take their shaders' packed builds by
+// default and the others under packed=0, and match the reference either
+// way: on the emulated builds on every device, and on the real ones where
+// the device has cooperative matrices.
+func TestConvolutionCoopPacked(t *testing.T) {
+	dev := vktest.Open(t)
+	if !dev.Limits().Float16Storage {
+		t.Skip("no float16 storage")
+	}
+	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 36,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
+	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 24,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 16, w: 13,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
+	for _, tc := range []struct {
+		path   string
+		c      convCase
+		shader string
+	}{{"coopmat-emulated", pointwise, "convolution_gemm_coopmat"}, {"coopmat", pointwise, "convolution_gemm_coopmat"},
+		{"winograd-coopmat-emulated", wino, "convolution_winograd_coopmat"}, {"winograd-coopmat", wino, "convolution_winograd_coopmat"}} {
+		for _, tune := range []string{"packed=1", "packed=0"} {
+			t.Run(tc.path+" "+tune, func(t *testing.T) {
+				convHalfSlack = 1
+				if strings.HasPrefix(tc.path, "winograd") {
+					convHalfSlack = winogradCoopSlack
+				}
+				tu, err := ops.ParseConvolutionTuning(tune)
+				require.NoError(t, err)
+				var kernels []any
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(31)), true, func(k any) {
+					if !ops.ConvForcePath(k, tc.path, 0) {
+						t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
+					}
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					kernels = append(kernels, k)
+				})
+				packed, unpacked := ops.ConvPackedShaders(kernels[0])
+				if tune == "packed=1" {
+					assert.Contains(t, packed, tc.shader, "the forward's packed builds")
+				} else {
+					assert.Empty(t, packed, "packed=0")
+					assert.NotZero(t, unpacked, "cooperative-matrix pipelines under packed=0")
+				}
+			})
+		}
 	}
 }

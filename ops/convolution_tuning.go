@@ -113,6 +113,11 @@ type ConvolutionTuning struct {
 	// images run on float32 tiles, as float32 images' do (also coopmat=0,
 	// or a forced tiled or direct path).
 	NoWinogradCoopMat bool
+	// NoCoopPacked (packed=0): cooperative-matrix GEMMs whose operands
+	// both load as quads stage them into shared memory a half at a time,
+	// as the others do, instead of a quad per store (the default; the
+	// same values, see glsl/gemm_coopmat.glsl's COOP_PACKED).
+	NoCoopPacked bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -213,6 +218,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoWinogradCoopMat {
 		parts = append(parts, "winocoop=0")
 	}
+	if t.NoCoopPacked {
+		parts = append(parts, "packed=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -221,8 +229,8 @@ func (t ConvolutionTuning) String() string {
 // with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
-// small=0, winograd (1: force, 0: refuse) and winocoop (1: on, the
-// default; 0: off) (see
+// small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
+// default; 0: off) and packed (1: on, the default; 0: off) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -303,6 +311,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.WinogradCoopMat, t.NoWinogradCoopMat = n == 1, n == 0
 			}
+		case "packed":
+			if err = flag(); err == nil {
+				t.NoCoopPacked = n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -313,7 +325,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -314,6 +314,9 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 			if tiles%4 == 0 && pc.VBase%4 == 0 {
 				k := gk
 				k.vecB = true
+				// Quads of U along m too, on cooperative matrices (U's
+				// rows are M halves from a multiple of 4).
+				k.vecA = p.coop && j.m%4 == 0 && p.uOff%2 == 0
 				if gemm, err = e.pipeline(k); err != nil {
 					return err
 				}

@@ -589,6 +589,7 @@ type convPipeKey struct {
 	coop         bool  // convolution_gemm_coopmat.comp with convCoopTiles[ctile]
 	ctile        int8  // its tile
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
+	packed       bool  // the cooperative-matrix shaders' packed builds (convCoopPacked)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
@@ -688,6 +689,7 @@ func (e *convEngine) forcesGemm() bool {
 
 // pipeline returns the pipeline of key k, made on first use.
 func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
+	k.packed = convCoopPacked(k, e.tune)
 	if p := e.pipes[k]; p != nil {
 		return p, nil
 	}
@@ -715,6 +717,18 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	if k.emu {
 		if sh = k.shader.Variant("emu"); sh == nil {
 			err = fmt.Errorf("%w: shader %s has no emulated build", ErrFormat, k.shader.Name)
+		}
+	}
+	if k.packed {
+		v := "pk"
+		switch {
+		case k.emu:
+			v = "emupk"
+		case k.f16:
+			v = "f16pk"
+		}
+		if sh = k.shader.Variant(v); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no build %s", ErrFormat, k.shader.Name, v)
 		}
 	}
 	if err != nil {
@@ -759,6 +773,14 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	}
 	e.pipes[k] = p
 	return p, nil
+}
+
+// convCoopPacked reports whether pipeline k takes its shader's packed
+// build: a cooperative-matrix GEMM whose A and B both load as quads, so
+// that it stages each quad with one 8-byte store (gemm_coopmat.glsl's
+// COOP_PACKED), unless t refuses it (packed=0).
+func convCoopPacked(k convPipeKey, t ConvolutionTuning) bool {
+	return k.coop && k.vecA && k.vecB && !t.NoCoopPacked
 }
 
 func convBool(b bool) uint32 {

@@ -869,7 +869,7 @@ var ConvolutionGemmCoopmat = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": ConvolutionGemmCoopmatF16, "emu": ConvolutionGemmCoopmatEmu},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmCoopmatF16, "emu": ConvolutionGemmCoopmatEmu, "f16pk": ConvolutionGemmCoopmatF16pk, "emupk": ConvolutionGemmCoopmatEmupk},
 }
 
 // ConvolutionGemmCoopmatF16 is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 (variant "f16").
@@ -944,6 +944,94 @@ var ConvolutionGemmCoopmatEmu = &Shader{
 		{ID: 10, Name: "DX", Default: 1},
 		{ID: 11, Name: "DY", Default: 1},
 		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmCoopmatF16pk is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 -DCOOP_PACKED (variant "f16pk").
+var ConvolutionGemmCoopmatF16pk = &Shader{
+	Name: "convolution_gemm_coopmat_f16pk",
+	file: "convolution_gemm_coopmat_f16pk.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmCoopmatEmupk is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 -DVKMPS_COOP_EMULATE -DCOOP_PACKED (variant "emupk").
+var ConvolutionGemmCoopmatEmupk = &Shader{
+	Name: "convolution_gemm_coopmat_emupk",
+	file: "convolution_gemm_coopmat_emupk.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
 		{ID: 13, Name: "MODE_B", Default: 0},
 		{ID: 14, Name: "BIAS", Default: 0},
 		{ID: 15, Name: "A_KFAST", Default: 1},
@@ -1180,13 +1268,67 @@ var ConvolutionWinogradCoopmat = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"emu": ConvolutionWinogradCoopmatEmu},
+	variants:      map[string]*Shader{"emu": ConvolutionWinogradCoopmatEmu, "pk": ConvolutionWinogradCoopmatPk, "emupk": ConvolutionWinogradCoopmatEmupk},
 }
 
 // ConvolutionWinogradCoopmatEmu is glsl/convolution_winograd_coopmat.comp built with -DVKMPS_COOP_EMULATE (variant "emu").
 var ConvolutionWinogradCoopmatEmu = &Shader{
 	Name: "convolution_winograd_coopmat_emu",
 	file: "convolution_winograd_coopmat_emu.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionWinogradCoopmatPk is glsl/convolution_winograd_coopmat.comp built with -DCOOP_PACKED (variant "pk").
+var ConvolutionWinogradCoopmatPk = &Shader{
+	Name: "convolution_winograd_coopmat_pk",
+	file: "convolution_winograd_coopmat_pk.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionWinogradCoopmatEmupk is glsl/convolution_winograd_coopmat.comp built with -DVKMPS_COOP_EMULATE -DCOOP_PACKED (variant "emupk").
+var ConvolutionWinogradCoopmatEmupk = &Shader{
+	Name: "convolution_winograd_coopmat_emupk",
+	file: "convolution_winograd_coopmat_emupk.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
 	},
@@ -3472,4 +3614,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
