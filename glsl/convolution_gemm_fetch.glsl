@@ -9,7 +9,7 @@ uint bBase;    // MODE_B 0, 1: image offset of the invocation's column's batch i
 ivec2 bPos;    // MODE_B 0: input position of its first tap; 1: its pixel - first
 bool bIn;      // its column is inside the matrix
 uint aCol;     // MODE_A 2: its row m (~0u: outside)
-uint aOff4[RA4]; // VEC_A: weight offset of quad r's row (~0u: outside)
+uint aOff4[RA4]; // VEC_A: weight offset of quad r's row (MODE_A 2: of its first m in row 0) (~0u: outside)
 uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (~0u: outside)
 
 // The raw loads (see convolution_gemm.comp's header): an includer that
@@ -26,9 +26,11 @@ GEMM_REG_B4 imRaw4(uint q, bool ok) { return ok ? GEMM_REG_B4(im4[q]) : GEMM_REG
 void gemmFetchA(uint kt) {
 	uint t = gl_LocalInvocationID.x;
 	if (VEC_A) {
+		// MODE_A 0: quads along k of a weights row; 2: along m of the
+		// row k of Wt (M and ld multiples of 4: a quad is wholly in or out).
 		[[unroll]] for (uint r = 0; r < RA4; r++) {
 			uint k = kOff + kt * BK + gemmPosA4(t, r).y;
-			ra4[r] = aOff4[r] != ~0u && k < kLim ? wt4[(aOff4[r] + k) / 4] : vec4(0.0);
+			ra4[r] = aOff4[r] != ~0u && k < kLim ? wt4[(aOff4[r] + (MODE_A == 2 ? k * pc.ld : k)) / 4] : vec4(0.0);
 		}
 		return;
 	}
@@ -109,7 +111,7 @@ bool gemmSetup(uint g, uint t) {
 	}
 	[[unroll]] for (uint r = 0; r < RA4; r++) {
 		uint m = tileM0 + gemmPosA4(t, r).x;
-		aOff4[r] = m < pc.M && r * GEMM_T + t < QA ? pc.wBase + (g * pc.M + m) * pc.K : ~0u;
+		aOff4[r] = m < pc.M && r * GEMM_T + t < QA ? pc.wBase + (MODE_A == 2 ? m : (g * pc.M + m) * pc.K) : ~0u;
 	}
 	[[unroll]] for (uint r = 0; r < RB4; r++) {
 		uint n = tileN0 + gemmPosB4(t, r).y;

@@ -32,7 +32,8 @@
 // Vector loads: with VEC_A the includer's gemmFetchA fills ra4[] instead,
 // quad r of invocation t being the 4 values of row m from k (gemmPosA4),
 // quads numbered along k then m so that neighbouring invocations read
-// neighbouring 16 bytes; with VEC_B, gemmFetchB fills rb4[], quad r being
+// neighbouring 16 bytes (without A_KFAST: the 4 values of slice row k from
+// m, numbered along m); with VEC_B, gemmFetchB fills rb4[], quad r being
 // 4 values of slice row k from column n (gemmPosB4), numbered along n.
 // A quad r*T + t beyond the slice (QA, QB) is not loaded.
 //
@@ -88,6 +89,11 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RA4; r++) {
 			if (r * GEMM_T + t >= QA) break;
 			uvec2 p = gemmPosA4(t, r);
+			if (!A_KFAST) {
+				// Quads along m: one whole vec4 of a shared row.
+				gemmA[((buf * BK + p.y) * SA + p.x) / 4] = ra4[r];
+				continue;
+			}
 			[[unroll]] for (uint j = 0; j < 4; j++) {
 				uint i = (buf * BK + p.y + j) * SA + p.x;
 				gemmA[i / 4][i % 4] = ra4[r][j];

@@ -461,6 +461,15 @@ func convDataGemm(d ConvolutionDescriptor, in, out convRegion, firstX, firstY, b
 		// phase of the stride over just those taps.
 		g.modeB = gemmBPhases
 	}
+	if khw == 1 && d.StrideX == 1 && d.StrideY == 1 && d.Groups == 1 && g.m > convSmallMax {
+		// A 1x1 stride-1 data gradient is the forward's GEMM with the
+		// weights read by columns: A[m][k] = W[k][m] (row k of the
+		// weights, ld = I), B = dy as a 1x1 im2col from dy pixel
+		// -first, so that both load as quads where the planes allow
+		// (convVecA, convVecB).
+		g.modeA, g.modeB, g.ld = gemmAColumns, gemmBIm2col, g.m
+		g.firstX, g.firstY = -firstX, -firstY
+	}
 	return g
 }
 

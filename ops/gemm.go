@@ -1149,11 +1149,21 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 // finishing pass adds up (convolution_gemm.comp's FINISH_ROWS).
 const convFinishRows = 8
 
-// convVecA reports whether j's weights load as quads: rows of K values,
-// K and the first weight (in memory and in its binding, at wBase)
-// multiples of 4.
+// convVecA reports whether j's weights load as quads: rows of K values
+// (gemmAWeights), K a multiple of 4; or rows k of ld values of which A's
+// column k is the first M (gemmAColumns), M and ld multiples of 4; the
+// first weight (in memory and in its binding, at wBase) a multiple of 4.
 func convVecA(j *convImageGemm, wBase uint32) bool {
-	return j.modeA == gemmAWeights && j.k%4 == 0 && j.weights.base%4 == 0 && wBase%4 == 0
+	if j.weights.base%4 != 0 || wBase%4 != 0 {
+		return false
+	}
+	switch j.modeA {
+	case gemmAWeights:
+		return j.k%4 == 0
+	case gemmAColumns:
+		return j.m%4 == 0 && j.ld%4 == 0
+	}
+	return false
 }
 
 // convVecB reports whether j's source loads as quads along the output

@@ -1032,6 +1032,7 @@ var ConvolutionGemmCoopmatEmupk = &Shader{
 		{ID: 7, Name: "KH", Default: 1},
 		{ID: 8, Name: "SX", Default: 1},
 		{ID: 9, Name: "SY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
 		{ID: 13, Name: "MODE_B", Default: 0},
 		{ID: 14, Name: "BIAS", Default: 0},
 		{ID: 15, Name: "A_KFAST", Default: 1},
