@@ -11,6 +11,8 @@
 //              statistics)
 //   T_APPLY    one workgroup per chunk writes y
 //   T_RUNNING  the running-statistics update alone
+//   T_FUSED    (T_STATS | T_APPLY) the three in one workgroup per channel
+//              (batch_normalization_common.glsl)
 //
 // Statistics: a chunk's partial sums are sum(d) and sum(d*d) with
 // d = x - shift, shift the channel's first value in the dispatch (so that
@@ -81,11 +83,11 @@ vec2 unitSums(vec4 v, float shift) {
 	return vec2(d, d * d);
 }
 
-// stats writes the partial sums of chunk i of channel c. Four loads are
-// in flight per invocation and round.
-void stats(uint c, uint i) {
+// chunkSums returns the partial sums of chunk i of channel c, with
+// shift, to every invocation. Four loads are in flight per invocation and
+// round.
+vec2 chunkSums(uint c, uint i, float shift) {
 	Chunk ch = chunkOf(i);
-	float shift = shiftOf(c);
 	vec2 acc = vec2(0.0);
 	uint u = gl_LocalInvocationID.x;
 	for (; u + 3u * LOCAL < ch.total; u += 4u * LOCAL) {
@@ -96,7 +98,12 @@ void stats(uint c, uint i) {
 		acc += (unitSums(v0, shift) + unitSums(v1, shift)) + (unitSums(v2, shift) + unitSums(v3, shift));
 	}
 	for (; u < ch.total; u += LOCAL) acc += unitSums(loadUnit(c, ch, u), shift);
-	vec2 s = reduce2(acc);
+	return reduce2(acc);
+}
+
+// stats writes the partial sums of chunk i of channel c.
+void stats(uint c, uint i) {
+	vec2 s = chunkSums(c, i, shiftOf(c));
 	if (gl_LocalInvocationID.x == 0u) part[c * pc.chunks + i] = s;
 }
 
@@ -120,17 +127,9 @@ void storeUnit(uint c, Chunk ch, uint u, vec4 v) {
 	}
 }
 
-// apply writes y over chunk i of channel c, two units in flight per
-// invocation and round.
-void apply(uint c, uint i) {
-	float mean, var;
-	if ((pc.tasks & S_STATE) != 0u) {
-		mean = stat(0u, c);
-		var = stat(1u, c);
-	} else {
-		mean = runMean[pc.rmBase + c];
-		var = runVar[pc.rvBase + c];
-	}
+// apply writes y over chunk i of channel c with its mean and variance,
+// two units in flight per invocation and round.
+void apply(uint c, uint i, float mean, float var) {
 	float gamma = gammaV[pc.gBase + c], beta = betaV[pc.bBase + c];
 	float a = gamma / sqrt(var + pc.epsilon);
 	float b = beta - mean * a;
@@ -162,6 +161,13 @@ void updateRunning(uint c, float mean, float var) {
 	runVar[pc.rvBase + c] = (1.0 - m) * runVar[pc.rvBase + c] + m * var * (pc.count / (pc.count - 1.0));
 }
 
+// batchStats returns the mean and biased variance of a dispatch's nb
+// values of channel c from their sums s (shifted by shift).
+vec2 batchStats(vec2 s, float shift, float nb) {
+	float d = s.x / nb;
+	return vec2(shift + d, max(s.y - s.x * d, 0.0) / nb);
+}
+
 // merge folds this dispatch's statistics of channel c into the state's.
 void merge(uint c) {
 	vec2 s = sumPartials(c);
@@ -172,8 +178,9 @@ void merge(uint c) {
 	float m2B = max(s.y - s.x * d, 0.0);
 	float mean, var;
 	if (na == 0.0) {
-		mean = meanB;
-		var = m2B / nb;
+		vec2 b = batchStats(s, shiftOf(c), nb);
+		mean = b.x;
+		var = b.y;
 	} else {
 		float meanA = stat(0u, c), m2A = stat(1u, c) * na;
 		float n = na + nb, delta = meanB - meanA;
@@ -203,9 +210,22 @@ void main() {
 	// what the statistics pass read last, likely still in the L2 cache.
 	if ((pc.tasks & T_STATS) == 0u) w = total - 1u - w;
 	uint c = w / pc.chunks, i = w % pc.chunks;
-	if ((pc.tasks & T_STATS) != 0u) {
+	if ((pc.tasks & T_FUSED) == T_FUSED) {
+		// One chunk per channel (i = 0), no values before: the merge's
+		// arithmetic on the one partial, every invocation alike.
+		float shift = shiftOf(c);
+		vec2 b = batchStats(chunkSums(c, 0u, shift), shift, pc.count);
+		if (gl_LocalInvocationID.x == 0u) {
+			setStat(0u, c, b.x);
+			setStat(1u, c, b.y);
+			if ((pc.tasks & T_UPDATE) != 0u) updateRunning(c, b.x, b.y);
+		}
+		apply(c, 0u, b.x, b.y);
+	} else if ((pc.tasks & T_STATS) != 0u) {
 		stats(c, i);
+	} else if ((pc.tasks & S_STATE) != 0u) {
+		apply(c, i, stat(0u, c), stat(1u, c));
 	} else {
-		apply(c, i);
+		apply(c, i, runMean[pc.rmBase + c], runVar[pc.rvBase + c]);
 	}
 }

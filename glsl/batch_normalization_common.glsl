@@ -40,6 +40,12 @@ layout(constant_id = 1) const int VEC = 1;
 #define T_TRAINING 256u   // gradient: training-mode dx (the statistics depend on x)
 #define T_DGAMMA 512u     // gradient merge: also write dgamma
 #define T_DBETA 1024u     // gradient merge: also write dbeta
+// T_STATS with T_APPLY: the fused pass, one workgroup per channel whose
+// values are one chunk, over a batch that is one dispatch: the chunk's
+// sums, the merge (no earlier values) and the apply in one workgroup,
+// with the same arithmetic in the same order as the three passes, so
+// the same results.
+#define T_FUSED (T_STATS | T_APPLY)
 
 shared float redA[gl_WorkGroupSize.x];
 shared float redB[gl_WorkGroupSize.x];

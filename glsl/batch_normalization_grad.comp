@@ -13,7 +13,9 @@
 // into state arrays 4 (dbeta) and 5 (dgamma), setting them when
 // pc.countBefore is 0 and adding to them otherwise (and, with T_DGAMMA and
 // T_DBETA, writes the images); T_APPLY: one workgroup per chunk writes dx
-// from the state.
+// from the state; T_FUSED (T_STATS | T_APPLY): the three in one workgroup
+// per channel (batch_normalization_common.glsl), with T_DGAMMA and T_DBETA
+// as the merge's.
 #extension GL_GOOGLE_include_directive : require
 #include "elem.glsl"
 
@@ -101,10 +103,10 @@ vec2 unitSums(Channel k, Unit r, uint c) {
 	return vec2(g.x, g.x * (r.v.x - k.mean));
 }
 
-// stats writes the sums of chunk i of channel c. Two units (four loads)
-// are in flight per invocation and round.
-void stats(uint c, uint i) {
-	Channel k = channelOf(c);
+// chunkSums returns the sums of chunk i of channel c to every
+// invocation. Two units (four loads) are in flight per invocation and
+// round.
+vec2 chunkSums(Channel k, uint c, uint i) {
 	Chunk ch = chunkOf(i);
 	vec2 acc = vec2(0.0);
 	uint u = gl_LocalInvocationID.x;
@@ -114,7 +116,12 @@ void stats(uint c, uint i) {
 		acc += unitSums(k, r0, c) + unitSums(k, r1, c);
 	}
 	if (u < ch.total) acc += unitSums(k, loadUnit(c, ch, u), c);
-	vec2 s = reduce2(acc);
+	return reduce2(acc);
+}
+
+// stats writes the sums of chunk i of channel c.
+void stats(uint c, uint i) {
+	vec2 s = chunkSums(channelOf(c), c, i);
 	if (gl_LocalInvocationID.x == 0u) part[c * pc.chunks + i] = s;
 }
 
@@ -129,10 +136,9 @@ void storeUnit(uint c, Chunk ch, uint u, vec4 v) {
 	}
 }
 
-// apply writes dx over chunk i of channel c from the state's sums.
-void apply(uint c, uint i) {
-	Channel k = channelOf(c);
-	float sg = stat(4u, c), sgx = stat(5u, c); // dbeta, dgamma
+// apply writes dx over chunk i of channel c from its sums sg (dbeta)
+// and sgx (dgamma).
+void apply(Channel k, uint c, uint i, float sg, float sgx) {
 	// dx = a*g + b1*x + b0 (training), a*g (inference).
 	float a = k.gamma * k.invstd, b1 = 0.0, b0 = 0.0;
 	if ((pc.tasks & T_TRAINING) != 0u) {
@@ -154,6 +160,15 @@ void apply(uint c, uint i) {
 	}
 }
 
+// setSums records channel c's merged sums in the state (and in dgamma
+// and dbeta with T_DGAMMA, T_DBETA).
+void setSums(uint c, float sg, float sgx) {
+	setStat(4u, c, sg);
+	setStat(5u, c, sgx);
+	if ((pc.tasks & T_DGAMMA) != 0u) dgamma[pc.dgBase + c] = sgx;
+	if ((pc.tasks & T_DBETA) != 0u) dbeta[pc.dbBase + c] = sg;
+}
+
 // merge adds this dispatch's sums of channel c to the state's.
 void merge(uint c) {
 	vec2 s = sumPartials(c);
@@ -163,10 +178,7 @@ void merge(uint c) {
 		sg += stat(4u, c);
 		sgx += stat(5u, c);
 	}
-	setStat(4u, c, sg);
-	setStat(5u, c, sgx);
-	if ((pc.tasks & T_DGAMMA) != 0u) dgamma[pc.dgBase + c] = sgx;
-	if ((pc.tasks & T_DBETA) != 0u) dbeta[pc.dbBase + c] = sg;
+	setSums(c, sg, sgx);
 }
 
 void main() {
@@ -181,9 +193,17 @@ void main() {
 	// what the statistics pass read last, likely still in the L2 cache.
 	if ((pc.tasks & T_STATS) == 0u) w = total - 1u - w;
 	uint c = w / pc.chunks, i = w % pc.chunks;
-	if ((pc.tasks & T_STATS) != 0u) {
+	if ((pc.tasks & T_FUSED) == T_FUSED) {
+		// One chunk per channel (i = 0), no sums before: the merge's
+		// arithmetic on the one partial, every invocation alike.
+		Channel k = channelOf(c);
+		vec2 s = chunkSums(k, c, 0u);
+		float sg = s.x, sgx = s.y * (1.0 / sqrt(stat(1u, c) + pc.epsilon));
+		if (gl_LocalInvocationID.x == 0u) setSums(c, sg, sgx);
+		apply(k, c, 0u, sg, sgx);
+	} else if ((pc.tasks & T_STATS) != 0u) {
 		stats(c, i);
 	} else {
-		apply(c, i);
+		apply(channelOf(c), c, i, stat(4u, c), stat(5u, c));
 	}
 }

@@ -115,6 +115,31 @@ const (
 	bnMaxChunks = 1 << 16
 )
 
+// bnFusedValues is the most values per channel (N*H*W) a training-mode
+// batch normalization, forward or gradient, runs as one fused dispatch
+// (one workgroup per channel: sums, merge and apply; see
+// glsl/batch_normalization_common.glsl's T_FUSED) instead of three, when
+// the batch is one dispatch: ResNet-18's 14x14 and 7x7 layers at batch 32.
+// The fused pass computes the same values in the same order as the three
+// passes over one chunk per channel.
+const bnFusedValues = 8192
+
+// fused reports whether a batch of values values per channel, one
+// dispatch, runs fused: not while a test sets the chunk size.
+func (b *bnCore) fused(single bool, values int) bool {
+	b.lastFused = single && b.chunkBytes == 0 && values <= bnFusedValues
+	return b.lastFused
+}
+
+// fusedChunks is the fused pass's plan: one chunk per channel.
+func fusedChunks(p part, plane int, vec4 bool) bnChunks {
+	vec := 1
+	if vec4 {
+		vec = 4
+	}
+	return bnPlan(p.batches, plane, vec, p.batches*plane)
+}
+
 // bnChunks is how a dispatch cuts each channel's values: segs segments of
 // seg values per plane, or group whole planes per chunk; chunks per
 // channel.
@@ -154,8 +179,9 @@ type bnCore struct {
 	scratch *vk.Buffer
 	dummy   *vk.Buffer
 	// chunkBytes, when > 0, replaces the chunk size rule (tests: many
-	// chunks per channel on small tensors).
+	// chunks per channel on small tensors) and turns the fused pass off.
 	chunkBytes int
+	lastFused  bool // whether the last training encode ran fused (tests)
 }
 
 func newBNCore(dev *vk.Device, label string, sh *spirv.Shader, neuron NeuronDescriptor) (bnCore, error) {
@@ -584,8 +610,10 @@ func (k *BatchNormalization) encodeStatistics(cb *vk.CommandBuffer, src *Image, 
 
 // encodeApply records the normalization of src into dst, part by part,
 // with the statistics tasks names (bnFromState or bnFromRunning, and
-// bnWriteState to record them in st).
-func (k *BatchNormalization) encodeApply(cb *vk.CommandBuffer, src, dst *Image, st *BatchNormalizationState, tasks uint32) error {
+// bnWriteState to record them in st). With fused (a batch that is one
+// part), it is the fused training pass: statistics into st, the running
+// update and the normalization in one dispatch.
+func (k *BatchNormalization) encodeApply(cb *vk.CommandBuffer, src, dst *Image, st *BatchNormalizationState, tasks uint32, fused bool) error {
 	lim := k.dev.Limits()
 	var spanArr [maxSpans]span
 	spanArr[0], spanArr[1] = imageSpan(src, 0, 0), imageSpan(dst, 0, 0)
@@ -602,6 +630,11 @@ func (k *BatchNormalization) encodeApply(cb *vk.CommandBuffer, src, dst *Image, 
 		binds[0], pc.XBase = p.ranges[0], p.bases[0]
 		binds[1], pc.YBase = p.ranges[1], p.bases[1]
 		ch, vec4 := k.partChunks(src.format, 1, p, plane, pc.XBase, pc.YBase)
+		if fused {
+			ch = fusedChunks(p, plane, vec4)
+			pc.Tasks |= bnTaskStats | bnUpdate
+			pc.Count = float32(p.batches * plane)
+		}
 		pc.Segs, pc.Seg, pc.Group, pc.Chunks = uint32(ch.segs), uint32(ch.seg), uint32(ch.group), uint32(ch.chunks)
 		if err := k.forwardBinds(binds[:], &pc, st, p.c, p.channels); err != nil {
 			return err
@@ -665,6 +698,11 @@ func (k *BatchNormalization) EncodeTraining(cb *vk.CommandBuffer, src *Image, st
 	m := src.n * src.h * src.w
 	st.count, st.gradCount, st.training, st.epsilon = 0, 0, true, k.desc.Epsilon
 	single := bnSinglePart(&lim, spanArr[:1], src.n, src.c)
+	spanArr[1] = imageSpan(dst, 0, 0)
+	if k.fused(single && bnSinglePart(&lim, spanArr[:2], src.n, src.c), m) {
+		st.count = m
+		return k.encodeApply(cb, src, dst, st, bnFromState|bnWriteState, true)
+	}
 	if err := k.encodeStatistics(cb, src, st, 0, single); err != nil {
 		return err
 	}
@@ -674,7 +712,7 @@ func (k *BatchNormalization) EncodeTraining(cb *vk.CommandBuffer, src *Image, st
 			return err
 		}
 	}
-	return k.encodeApply(cb, src, dst, st, bnFromState|bnWriteState)
+	return k.encodeApply(cb, src, dst, st, bnFromState|bnWriteState, false)
 }
 
 // EncodeInference records an inference-mode batch normalization of src
@@ -689,7 +727,7 @@ func (k *BatchNormalization) EncodeInference(cb *vk.CommandBuffer, src, dst *Ima
 		tasks |= bnWriteState
 		st.count, st.gradCount, st.training, st.epsilon = src.n*src.h*src.w, 0, false, k.desc.Epsilon
 	}
-	return k.encodeApply(cb, src, dst, st, tasks)
+	return k.encodeApply(cb, src, dst, st, tasks, false)
 }
 
 // Encode records the normalization of src into dst with the batch
@@ -705,7 +743,7 @@ func (k *BatchNormalization) Encode(cb *vk.CommandBuffer, src *Image, st *BatchN
 		return fmt.Errorf("%w: %s: the state holds no statistics (encode BatchNormalizationStatistics first)", ErrState, k.label)
 	}
 	st.training, st.epsilon = true, k.desc.Epsilon
-	return k.encodeApply(cb, src, dst, st, bnFromState|bnWriteState)
+	return k.encodeApply(cb, src, dst, st, bnFromState|bnWriteState, false)
 }
 
 // EncodeRunningStatisticsUpdate folds the statistics accumulated in st

@@ -12,6 +12,10 @@ func SetBNChunkBytes(k interface{ bnCoreOf() *bnCore }, bytes int) (restore func
 	return func() { c.chunkBytes = old }
 }
 
+// BNLastFused reports whether k's last training encode (forward, or
+// EncodeAll) ran as the fused pass.
+func BNLastFused(k interface{ bnCoreOf() *bnCore }) bool { return k.bnCoreOf().lastFused }
+
 func (k *BatchNormalization) bnCoreOf() *bnCore                   { return &k.bnCore }
 func (k *BatchNormalizationGradient) bnCoreOf() *bnCore           { return &k.bnCore }
 func (k *BatchNormalizationStatisticsGradient) bnCoreOf() *bnCore { return &k.g.bnCore }

@@ -185,8 +185,10 @@ func (k *BatchNormalizationGradient) encodeSums(cb *vk.CommandBuffer, dy, src *I
 }
 
 // encodeDx records dx from dy, src and the state's statistics and sums,
-// part by part.
-func (k *BatchNormalizationGradient) encodeDx(cb *vk.CommandBuffer, dy, src, dx *Image, st *BatchNormalizationState) error {
+// part by part. With fused (a batch that is one part, no sums before),
+// it is the fused pass: the sums into st (and dgamma and dbeta, either
+// may be nil) and dx in one dispatch.
+func (k *BatchNormalizationGradient) encodeDx(cb *vk.CommandBuffer, dy, src, dx *Image, st *BatchNormalizationState, fused bool, dgamma, dbeta *Image) error {
 	lim := k.dev.Limits()
 	var spanArr [maxSpans]span
 	spanArr[0], spanArr[1], spanArr[2] = imageSpan(src, 0, 0), imageSpan(dy, 0, 0), imageSpan(dx, 0, 0)
@@ -217,6 +219,19 @@ func (k *BatchNormalizationGradient) encodeDx(cb *vk.CommandBuffer, dy, src, dx 
 		binds[2], pc.DxBase = p.ranges[2], p.bases[2]
 		binds[3], binds[4], binds[5], binds[6] = st.buf.Whole(), k.scratch.Whole(), dummy, dummy
 		ch, vec4 := k.partChunks(src.format, 2, p, plane, pc.XBase, pc.DyBase, pc.DxBase)
+		if fused {
+			ch = fusedChunks(p, plane, vec4)
+			pc.Tasks |= bnTaskStats
+			align := max(lim.MinStorageBufferOffsetAlignment, 4)
+			if dgamma != nil {
+				binds[5], pc.DgBase = paramRange(dgamma, align, p.c, p.channels)
+				pc.Tasks |= bnDGamma
+			}
+			if dbeta != nil {
+				binds[6], pc.DbBase = paramRange(dbeta, align, p.c, p.channels)
+				pc.Tasks |= bnDBeta
+			}
+		}
 		pc.Segs, pc.Seg, pc.Group, pc.Chunks = uint32(ch.segs), uint32(ch.seg), uint32(ch.group), uint32(ch.chunks)
 		pl, err := k.pipeline(src.format == Float16, vec4)
 		if err != nil {
@@ -244,6 +259,11 @@ func (k *BatchNormalizationGradient) EncodeAll(cb *vk.CommandBuffer, dy, src *Im
 	spanArr[0], spanArr[1] = imageSpan(src, 0, 0), imageSpan(dy, 0, 0)
 	single := bnSinglePart(&lim, spanArr[:2], src.n, src.c)
 	st.gradCount = 0
+	spanArr[2] = imageSpan(dx, 0, 0)
+	if m := src.n * src.h * src.w; k.fused(single && bnSinglePart(&lim, spanArr[:3], src.n, src.c), m) {
+		st.gradCount = m
+		return k.encodeDx(cb, dy, src, dx, st, true, dgamma, dbeta)
+	}
 	g, b := dgamma, dbeta
 	if !single {
 		g, b = nil, nil
@@ -252,7 +272,7 @@ func (k *BatchNormalizationGradient) EncodeAll(cb *vk.CommandBuffer, dy, src *Im
 		return err
 	}
 	st.gradCount = src.n * src.h * src.w
-	if err := k.encodeDx(cb, dy, src, dx, st); err != nil {
+	if err := k.encodeDx(cb, dy, src, dx, st, false, nil, nil); err != nil {
 		return err
 	}
 	if single {
@@ -274,7 +294,7 @@ func (k *BatchNormalizationGradient) Encode(cb *vk.CommandBuffer, dy, src *Image
 	if st.gradCount == 0 {
 		return fmt.Errorf("%w: %s: the state holds no gradient sums (encode BatchNormalizationStatisticsGradient first)", ErrState, k.label)
 	}
-	return k.encodeDx(cb, dy, src, dx, st)
+	return k.encodeDx(cb, dy, src, dx, st, false, nil, nil)
 }
 
 // EncodeParameterGradients records copies of the state's dgamma and dbeta

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/ops"
@@ -465,5 +466,40 @@ func TestBatchNormalizationLargeTensorsAreSplit(t *testing.T) {
 			bnRun(t, dev, c, s)
 			bnCheck(t, c, s, bnReference(t, c, s, 1e-5))
 		}
+	}
+}
+
+// TestBatchNormalizationFusedMatchesPasses: a training batch of few values
+// per channel runs forward and gradient as one fused dispatch each, with
+// the same bits as the three passes over one chunk per channel (a chunk
+// size that holds a whole channel): y, dx, dgamma, dbeta, the running
+// statistics and the state's mean and variance, in float32 and float16,
+// with and without a fused neuron.
+func TestBatchNormalizationFusedMatchesPasses(t *testing.T) {
+	dev := vktest.Open(t)
+	for i, c := range bnCases(dev) {
+		if !c.training {
+			continue
+		}
+		t.Run(fmt.Sprint(i, c), func(t *testing.T) {
+			results := func(chunk int) ([][]float32, bool, bool) {
+				s := bnNewSetup(t, dev, rand.New(rand.NewSource(int64(40+i))), c, 1e-5)
+				bnSetChunk(s, chunk)
+				bnRun(t, dev, c, s)
+				mean, err := s.st.ReadMean(context.Background())
+				require.NoError(t, err)
+				variance, err := s.st.ReadVariance(context.Background())
+				require.NoError(t, err)
+				return [][]float32{bnRead(t, s.y), bnRead(t, s.dx), bnRead(t, s.dgamma), bnRead(t, s.dbeta),
+					bnRead(t, s.rm), bnRead(t, s.rv), mean, variance}, ops.BNLastFused(s.bn), ops.BNLastFused(s.grad)
+			}
+			fused, fwd, grad := results(0)
+			require.True(t, fwd && grad, "the default runs fused (forward %v, gradient %v)", fwd, grad)
+			passes, fwd, grad := results(1 << 30)
+			require.False(t, fwd || grad, "a set chunk size runs the passes")
+			for j, what := range []string{"y", "dx", "dgamma", "dbeta", "running mean", "running variance", "mean", "variance"} {
+				assert.True(t, sameBits(fused[j], passes[j]), "%s differs:\nfused  %v\npasses %v", what, fused[j], passes[j])
+			}
+		})
 	}
 }

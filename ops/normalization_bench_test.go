@@ -19,7 +19,10 @@ import (
 // and 133+513 us forward+backward), small ones otherwise.
 func bnBenchShapes() []padding.Descriptor {
 	if os.Getenv("VKMPS_BENCH_LARGE") == "1" {
-		return []padding.Descriptor{{N: 32, C: 64, H: 112, W: 112}, {N: 32, C: 256, H: 56, W: 56}}
+		// ResNet-18's first and last layers at batch 32, and a 14x14 and a
+		// 7x7 one, whose training passes run fused (bnFusedValues).
+		return []padding.Descriptor{{N: 32, C: 64, H: 112, W: 112}, {N: 32, C: 256, H: 56, W: 56},
+			{N: 32, C: 256, H: 14, W: 14}, {N: 32, C: 512, H: 7, W: 7}}
 	}
 	return []padding.Descriptor{{N: 4, C: 16, H: 28, W: 28}, {N: 2, C: 32, H: 14, W: 14}}
 }
