@@ -466,9 +466,18 @@ func convDataGemm(d ConvolutionDescriptor, in, out convRegion, firstX, firstY, b
 		// weights read by columns: A[m][k] = W[k][m] (row k of the
 		// weights, ld = I), B = dy as a 1x1 im2col from dy pixel
 		// -first, so that both load as quads where the planes allow
-		// (convVecA, convVecB).
-		g.modeA, g.modeB, g.ld = gemmAColumns, gemmBIm2col, g.m
-		g.firstX, g.firstY = -firstX, -firstY
+		// (convVecA, convVecB). On an H100 (bench/results/
+		// h100-2026-11-27-packed, run 2) float32 gains everywhere (1x1
+		// 512 -> 2048 at 7x7: 212 -> 157 us), float16 on cooperative
+		// matrices only where dy's planes load as quads too (1024 ->
+		// 1024 at 28x28: 1424 -> 558 us; at 7x7, 49 pixels, 140 -> 209):
+		// float16 keeps the transposed weights there.
+		c := g
+		c.modeA, c.modeB, c.ld = gemmAColumns, gemmBIm2col, g.m
+		c.firstX, c.firstY = -firstX, -firstY
+		if out.im.format != Float16 || convVecB(&c) {
+			g = c
+		}
 	}
 	return g
 }
