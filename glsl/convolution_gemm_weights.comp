@@ -38,13 +38,31 @@
 // loops and keeps its accumulators in registers itself rather than
 // leaving that to the driver after specialization (the 8x8 block of the
 // plain build ran ten times slower than the 4x8 on an H100).
+//
+// The "coop" build (WEIGHTS_COOP) runs the same GEMM on tensor cores
+// (gemm_coopmat.glsl, VK_NV_cooperative_matrix) for float16 images: the
+// same loads and raw registers, staged as halves, products accumulated in
+// float32; no fused bias sums (ops adds the bias gradient in its own
+// pass). "emu" is its emulation (VKMPS_COOP_EMULATE) for any device.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant t0 -DGEMM_TILE0
 // vkmps:variant t0f16 -DGEMM_TILE0 -DVKMPS_F16
+// vkmps:variant coop -DVKMPS_F16 -DWEIGHTS_COOP
+// vkmps:variant emu -DVKMPS_F16 -DWEIGHTS_COOP -DVKMPS_COOP_EMULATE
 #include "convolution_common.glsl"
 
 layout(local_size_x_id = 0) in;
-#ifdef GEMM_TILE0
+#ifdef WEIGHTS_COOP
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 32;
+layout(constant_id = 4) const uint WM = 2;        // subgroups along m
+layout(constant_id = 5) const uint WN = 2;        // subgroups along n
+layout(constant_id = 24) const uint CM = 16;      // the device's cooperative matrix shape
+layout(constant_id = 25) const uint CN = 8;
+layout(constant_id = 26) const uint CK = 16;
+layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
+#elif defined(GEMM_TILE0)
 const uint BM = 128; // tile 0 of ops/gemm.go's gemmTiles
 const uint BN = 128;
 const uint BK = 8;
@@ -124,8 +142,12 @@ float dyRaw(uint i, bool ok, inout uint hi, uint r) { return ok ? dy[i] : 0.0; }
 float xRaw(uint i, bool ok, inout uint hi, uint r) { return ok ? x[i] : 0.0; }
 #endif
 
+#ifdef WEIGHTS_COOP
+#include "gemm_coopmat.glsl"
+#else
 #define GEMM_ROWSUM
 #include "gemm.glsl"
+#endif
 
 // dyPixel returns (x, y, b) of k (MODE 0).
 uvec3 dyPixel(uint k) {
@@ -216,7 +238,18 @@ float loadB(uint g, uint k, uint n) {
 	return xAt(dyPixel(k), (g * pc.cinG + n / KHW) * pc.xPlane, convTap(n % KHW));
 }
 
+#ifdef WEIGHTS_COOP
+uint storeZ; // the workgroup's z (group and split)
+
+void gemmStoreC(uint m, uint n, float v) {
+	m += tileM0;
+	n += tileN0;
+	if (m < pc.M && n < pc.N) part[pc.partBase + (storeZ * pc.M + m) * pc.N + n] = v;
+}
+#endif
+
 void main() {
+#ifndef WEIGHTS_COOP
 	if (DIRECT) {
 		uint g = gl_WorkGroupID.z;
 		uint n = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
@@ -226,6 +259,7 @@ void main() {
 		part[pc.partBase + (g * pc.M + m) * pc.N + n] = s;
 		return;
 	}
+#endif
 	uint t = gl_LocalInvocationID.x;
 	uint z = gl_WorkGroupID.z;
 	grp = z % pc.groups;
@@ -250,6 +284,10 @@ void main() {
 	}
 	uint tiles = kEnd > kBeg ? (kEnd - kBeg + BK - 1) / BK : 1u;
 	gemmRun(tiles);
+#ifdef WEIGHTS_COOP
+	storeZ = z;
+	gemmEpilogue();
+#else
 	if (BIASGRAD && gl_WorkGroupID.x == 0) {
 		float s = gemmRowSum();
 		if (t < BM && tileM0 + t < pc.M) biasPart[pc.biasBase + z * pc.M + tileM0 + t] = s;
@@ -263,4 +301,5 @@ void main() {
 			if (n < pc.N) part[row + n] = acc[i * (TN / 4) + j / 4][j % 4];
 		}
 	}
+#endif
 }

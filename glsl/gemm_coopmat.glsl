@@ -70,6 +70,14 @@
 #define TO_HALF(v) float16_t(v)
 #endif
 
+// GEMM_A_VALUE(r) and GEMM_B_VALUE(r): the value of register r of ra and
+// rb, for includers that keep loads raw (gemm.glsl's raw registers); the
+// registers themselves unless defined.
+#ifndef GEMM_A_VALUE
+#define GEMM_A_VALUE(r) ra[r]
+#define GEMM_B_VALUE(r) rb[r]
+#endif
+
 const uint GEMM_T = WM * WN * SUBGROUP; // invocations per workgroup
 #include "gemm_layout.glsl"
 const uint SAK = BK + 8; // halves per shared row of A, row-major (A_KFAST)
@@ -200,7 +208,7 @@ void gemmStage(uint buf) {
 	} else {
 		[[unroll]] for (uint r = 0; r < RA; r++) {
 			uvec2 p = gemmPosA(t, r);
-			gemmA[aAt(buf, p.x, p.y)] = TO_HALF(ra[r]);
+			gemmA[aAt(buf, p.x, p.y)] = TO_HALF(GEMM_A_VALUE(r));
 		}
 	}
 	if (VEC_B) {
@@ -213,7 +221,7 @@ void gemmStage(uint buf) {
 	} else {
 		[[unroll]] for (uint r = 0; r < RB; r++) {
 			uvec2 p = gemmPosB(t, r);
-			gemmB[bAt(buf, p.x, p.y)] = TO_HALF(rb[r]);
+			gemmB[bAt(buf, p.x, p.y)] = TO_HALF(GEMM_B_VALUE(r));
 		}
 	}
 #endif

@@ -294,3 +294,53 @@ func TestWinogradCoopSplits(t *testing.T) {
 		}
 	}
 }
+
+// Float16 weight gradients run on cooperative matrices by default where
+// the GEMM has 32 or more rows and columns and a depth of 1024 or more
+// (ResNet's stem: 64 x 147 over 401408; a 1x1 512 -> 2048 layer at 7x7),
+// on winogradCoopTile's weight-gradient tile, split for coopSplits'
+// workgroups per multiprocessor; not for float32, not for few rows or a
+// short depth, not under coopmat=0 or a forced tile, not on devices
+// without them; cooptile=N and splits=N set the tile and the splits.
+func TestConvWeightsCoop(t *testing.T) {
+	lim := convH100
+	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{{M: 16, N: 8, K: 16, A: vk.ComponentFloat16, B: vk.ComponentFloat16,
+		C: vk.ComponentFloat32, D: vk.ComponentFloat32}}
+	for _, c := range []struct {
+		name             string
+		lim              vk.Limits
+		tune             ConvolutionTuning
+		f16              bool
+		m, n, k, groups  int
+		want             bool
+		ctile, splitsMin int
+	}{
+		{"stem", lim, ConvolutionTuning{}, true, 64, 147, 401408, 1, true, 0, 2},
+		{"1x1 512 to 2048", lim, ConvolutionTuning{}, true, 2048, 512, 1568, 1, true, convCoopDefaultTile, 1},
+		{"short depth", lim, ConvolutionTuning{}, true, 2048, 512, 512, 1, false, 0, 0},
+		{"float32", lim, ConvolutionTuning{}, false, 64, 147, 401408, 1, false, 0, 0},
+		{"few rows", lim, ConvolutionTuning{}, true, 16, 147, 401408, 1, false, 0, 0},
+		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, true, 64, 147, 401408, 1, false, 0, 0},
+		{"tiles forced", lim, ConvolutionTuning{Path: ConvolutionPathTiled, Tile: 1}, true, 64, 147, 401408, 1, false, 0, 0},
+		{"no shapes", convH100, ConvolutionTuning{}, true, 64, 147, 401408, 1, false, 0, 0},
+		{"cooptile=2", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2}, true, 16, 16, 64, 1, true, 2, 1},
+		{"splits=5", lim, ConvolutionTuning{Splits: 5}, true, 64, 147, 401408, 1, true, 0, 5},
+	} {
+		p, ok := convWeightsCoop(c.lim, c.tune, nil, c.f16, c.m, c.n, c.k, c.groups)
+		if ok != c.want {
+			t.Errorf("%s: %v, want %v", c.name, ok, c.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		cfg := p.choice.coopTile(c.lim)
+		if p.choice.path != convPathCoopMat || p.choice.ctile != c.ctile || p.splits < c.splitsMin || p.chunk%cfg.bk != 0 ||
+			p.splits*p.chunk < c.k || (p.splits-1)*p.chunk >= c.k {
+			t.Errorf("%s: %+v, want tile %d in %d or more splits covering %d", c.name, p, c.ctile, c.splitsMin, c.k)
+		}
+		if c.tune.Splits > 0 && p.splits != c.tune.Splits {
+			t.Errorf("%s: %d splits", c.name, p.splits)
+		}
+	}
+}

@@ -470,10 +470,18 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 // channels (56x56, batch 32) took 146 us in 8 splits, 105 in 32; the
 // 128 x 128 tile's at 128 channels (28x28) 60 us in 8, 78 in 16.
 func winogradCoopSplits(c convCoopConfig, units, want, m, cin, tiles int) (splits, chunk int) {
-	slices := (tiles + c.bk - 1) / c.bk
+	return coopSplits(c, units, want, (m+c.bm-1)/c.bm*((cin+c.bn-1)/c.bn)*winogradTaps, tiles)
+}
+
+// coopSplits returns the splits of depth k of a cooperative-matrix GEMM
+// on tile c with wgs workgroups a split, and the depth per split (a
+// multiple of the tile's slice): want where given, else enough for two
+// workgroups per multiprocessor of units (eight for tiles of 64 x 64 or
+// less), each split at least 4 slices deep.
+func coopSplits(c convCoopConfig, units, want, wgs, k int) (splits, chunk int) {
+	slices := (k + c.bk - 1) / c.bk
 	splits = want
 	if splits == 0 {
-		wgs := (m + c.bm - 1) / c.bm * ((cin + c.bn - 1) / c.bn) * winogradTaps
 		per := 2
 		if c.bm*c.bn <= 64*64 {
 			per = 8
@@ -482,7 +490,7 @@ func winogradCoopSplits(c convCoopConfig, units, want, m, cin, tiles int) (split
 	}
 	splits = max(min(splits, slices), 1)
 	chunk = (slices + splits - 1) / splits * c.bk
-	return (tiles + chunk - 1) / chunk, chunk
+	return (k + chunk - 1) / chunk, chunk
 }
 
 // encodeWinogradWeights records the weight gradient j as plan p: per part

@@ -501,6 +501,49 @@ func convPlanWeights(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n
 	return convWeightsPlan{choice: convChoice{path: convPathTiled, tile: c.tile}, splits: c.splits, chunk: c.chunk}
 }
 
+// convWeightsCoop returns the plan of a weight gradient of float16 images
+// on cooperative matrices (glsl/convolution_gemm_weights.comp's coop
+// build) and true, or false where it runs on the tiles: a test's forced
+// GEMM path or the tuning's decide first (coopmat=0, tile=N and direct=1
+// keep the tiles; coopmat=1, cooptile=N take tile CoopTile); by default
+// GEMMs of 32 or more rows and columns over a depth of 1024 or more, on
+// the tile winogradCoopTile picks for weight gradients, their depth split
+// so that every multiprocessor gets 2 workgroups (8 for tiles of 64 x 64
+// or less), each chunk 4 slices deep or more, unless the tuning sets the
+// split count. m, n are per group, k per part of the batch.
+func convWeightsCoop(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16 bool, m, n, k, groups int) (convWeightsPlan, bool) {
+	if !f16 {
+		return convWeightsPlan{}, false
+	}
+	var c convChoice
+	switch {
+	case force != nil && (force.path == convPathTiled || force.path == convPathDirect || force.path == convPathCoopMat):
+		if force.path != convPathCoopMat {
+			return convWeightsPlan{}, false
+		}
+		c = *force
+	case t.NoCoopMat || t.Path == ConvolutionPathTiled || t.Path == ConvolutionPathDirect:
+		return convWeightsPlan{}, false
+	case t.Path == ConvolutionPathCoopMat:
+		c = convChoice{path: convPathCoopMat, ctile: t.CoopTile}
+	default:
+		if m < 32 || n < 32 || k < 1024 {
+			return convWeightsPlan{}, false
+		}
+		c = convChoice{path: convPathCoopMat, ctile: winogradCoopTile(m, true)}
+	}
+	if !convCoopRuns(lim, c) {
+		return convWeightsPlan{}, false
+	}
+	cfg := c.coopTile(lim)
+	want := min(t.Splits, int(lim.MaxComputeWorkGroupCount[2])/max(groups, 1))
+	splits, chunk := coopSplits(cfg, gemmUnits(lim, t), want, (m+cfg.bm-1)/cfg.bm*((n+cfg.bn-1)/cfg.bn)*groups, k)
+	if splits*groups > int(lim.MaxComputeWorkGroupCount[2]) {
+		return convWeightsPlan{}, false
+	}
+	return convWeightsPlan{choice: c, splits: splits, chunk: chunk}, true
+}
+
 // gemmBest returns the cheapest tile (only tile only, when not -1) and
 // split count under gemmCost for a GEMM of kind of m x n outputs per
 // instance, z instances, depth k per part, in parts parts whose partial
@@ -717,6 +760,11 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	if k.emu {
 		if sh = k.shader.Variant("emu"); sh == nil {
 			err = fmt.Errorf("%w: shader %s has no emulated build", ErrFormat, k.shader.Name)
+		}
+	}
+	if k.coop && !k.emu && k.shader == spirv.ConvolutionGemmWeights {
+		if sh = k.shader.Variant("coop"); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no cooperative-matrix build", ErrFormat, k.shader.Name)
 		}
 	}
 	if k.packed {
@@ -1390,7 +1438,10 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 	if j.fc {
 		k = nb
 	}
-	plan := convPlanWeights(lim, e.tune, e.force, j.m, j.n, k, j.groups, parts)
+	plan, coop := convWeightsCoop(lim, e.tune, e.force, f16, j.m, j.n, k, j.groups)
+	if !coop {
+		plan = convPlanWeights(lim, e.tune, e.force, j.m, j.n, k, j.groups, parts)
+	}
 	choice := plan.choice
 	key := convPipeKey{shader: spirv.ConvolutionGemmWeights, f16: f16, geom: j.geom, tile: -1, local: 64}
 	if j.fc {
@@ -1408,13 +1459,19 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 		splits, chunk = plan.splits, plan.chunk
 		fused = j.db != nil && j.biasFrom == j.dy
 		key.bias = fused
+	} else if coop {
+		c := choice.coopTile(lim)
+		key.coop, key.emu, key.ctile, key.local = true, choice.emu, int8(choice.ctile), int32(c.threads())
+		gx, gy = (j.n+c.bn-1)/c.bn, (j.m+c.bm-1)/c.bm
+		splits, chunk = plan.splits, plan.chunk
+		e.lastWeights = convPathCoopMat
 	}
 	if gx > int(lim.MaxComputeWorkGroupCount[0]) || gy > int(lim.MaxComputeWorkGroupCount[1]) || j.groups*splits > int(lim.MaxComputeWorkGroupCount[2]) {
 		return fmt.Errorf("%w: %s: a %dx%d weight gradient in %d groups exceeds the device's workgroup counts", ErrDeviceLimit, e.label, j.m, j.n, j.groups)
 	}
 	// A float16 tile's pipeline depends on its bindings (WORDS): made
 	// per part below.
-	wordsPerPart := f16 && choice.path == convPathTiled
+	wordsPerPart := f16 && (choice.path == convPathTiled || coop)
 	var pl *vk.Pipeline
 	if !wordsPerPart {
 		if pl, err = e.pipeline(key); err != nil {
@@ -1498,7 +1555,11 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 				return err
 			}
 		}
-		if err := cb.Dispatch(pl, binds[:], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups * splits)}); err != nil {
+		nbind := len(binds)
+		if coop {
+			nbind = 3 // no fused bias sums
+		}
+		if err := cb.Dispatch(pl, binds[:nbind], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups * splits)}); err != nil {
 			return fmt.Errorf("%s: %w", e.label, err)
 		}
 	}

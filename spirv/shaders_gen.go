@@ -1084,7 +1084,7 @@ var ConvolutionGemmWeights = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": ConvolutionGemmWeightsF16, "t0": ConvolutionGemmWeightsT0, "t0f16": ConvolutionGemmWeightsT0f16},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmWeightsF16, "t0": ConvolutionGemmWeightsT0, "t0f16": ConvolutionGemmWeightsT0f16, "coop": ConvolutionGemmWeightsCoop, "emu": ConvolutionGemmWeightsEmu},
 }
 
 // ConvolutionGemmWeightsF16 is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 (variant "f16").
@@ -1176,6 +1176,81 @@ var ConvolutionGemmWeightsT0f16 = &Shader{
 		{ID: 17, Name: "DIRECT", Default: 0},
 		{ID: 18, Name: "BIASGRAD", Default: 0},
 		{ID: 19, Name: "WORDS", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmWeightsCoop is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 -DWEIGHTS_COOP (variant "coop").
+var ConvolutionGemmWeightsCoop = &Shader{
+	Name: "convolution_gemm_weights_coop",
+	file: "convolution_gemm_weights_coop.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+		{Binding: 3, Name: "BiasPart", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 17, Name: "DIRECT", Default: 0},
+		{ID: 18, Name: "BIASGRAD", Default: 0},
+		{ID: 19, Name: "WORDS", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmWeightsEmu is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 -DWEIGHTS_COOP -DVKMPS_COOP_EMULATE (variant "emu").
+var ConvolutionGemmWeightsEmu = &Shader{
+	Name: "convolution_gemm_weights_emu",
+	file: "convolution_gemm_weights_emu.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 19, Name: "WORDS", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -3615,4 +3690,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
