@@ -1555,10 +1555,9 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 				return err
 			}
 		}
-		nbind := len(binds)
-		if coop {
-			nbind = 3 // no fused bias sums
-		}
+		// The cooperative-matrix builds have no fused bias sums: the
+		// compiler may drop their binding (3).
+		nbind := min(len(binds), len(pl.Shader().BindingWrites()))
 		if err := cb.Dispatch(pl, binds[:nbind], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups * splits)}); err != nil {
 			return fmt.Errorf("%s: %w", e.label, err)
 		}
