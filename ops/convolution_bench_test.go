@@ -40,6 +40,12 @@ func convBenchShapes() []convBenchShape {
 		// engines' throughput on operands that all load as quads.
 		{"gemm1x1-1024", 32, 1024, 28, 28, 1024, 1, 1, 0, 1, false},
 		{"stem7x7s2", 32, 3, 224, 224, 64, 7, 2, 3, 1, false},
+		// ResNet-18's stride-2 3x3 layers (each stage's first) and its
+		// 1x1 stride-2 downsampling, 56 -> 28.
+		{"resnet3x3s2-128", 32, 64, 56, 56, 128, 3, 2, 1, 1, false},
+		{"resnet3x3s2-256", 32, 128, 28, 28, 256, 3, 2, 1, 1, false},
+		{"resnet3x3s2-512", 32, 256, 14, 14, 512, 3, 2, 1, 1, false},
+		{"resnet1x1s2-128", 32, 64, 56, 56, 128, 1, 2, 0, 1, false},
 		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
 		{"vgg3x3-128", 16, 128, 112, 112, 128, 3, 1, 1, 1, false},
 		{"lenet-conv1-b64", 64, 1, 28, 28, 6, 5, 1, 0, 1, false},
