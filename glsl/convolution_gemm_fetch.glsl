@@ -46,7 +46,7 @@ void gemmFetchA(uint kt) {
 			ok = ok && aOff[r] != ~0u;
 			if (MODE_A == 0) i = aOff[r] + k;
 			else if (MODE_B == 3) {
-				uvec3 ct = phaseTap(k);
+				uvec3 ct = phaseTapSlice(kt, p.y);
 				ok = ok && phaseTapIn(ct);
 				i = pc.wBase + (grp * pc.cinG + ct.x) * pc.M * KHW + aOff[r] + ct.z * uint(KW) + ct.y;
 			} else i = pc.wBase + (grp * pc.cinG + k / KHW) * pc.M * KHW + aOff[r] + k % KHW;
@@ -81,7 +81,7 @@ void gemmFetchB(uint kt) {
 			ok = ok && bIn;
 			if (MODE_B == 0) q = bPos + convTap(k % KHW);
 			else if (MODE_B == 3) {
-				uvec3 ct = phaseTap(k);
+				uvec3 ct = phaseTapSlice(kt, p.x);
 				c = ct.x;
 				q = (bPos - ivec2(ct.yz)) / ivec2(SX, SY); // exact where the tap is the phase's
 				ok = ok && phaseTapIn(ct);

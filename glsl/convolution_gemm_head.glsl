@@ -10,6 +10,10 @@ layout(constant_id = 16) const bool B_KFAST = false;
 layout(constant_id = 17) const bool DIRECT = false;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;
+// MODE_B 3: k = tap*cinG + channel over the phase's own taps (ops sets it
+// where cinG is a multiple of BK, so that a slice lies within one tap),
+// instead of channel*PH_T + tap over every phase's PH_T taps.
+layout(constant_id = 30) const bool TAP_MAJOR = false;
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
 layout(std430, binding = 0) readonly buffer Im4 { ELEM4 im4[]; };
@@ -49,6 +53,7 @@ uint kAll, nAll;
 uint kOff, kLim;
 ivec2 phOff, phSize; // MODE_B 3: the phase's first output pixel and its outputs per axis
 ivec2 phTap0;        // its first tap (kx0, ky0)
+uint phNtx;          // TAP_MAJOR: its taps along x
 
 // Every phase walks a PH_TX x PH_TY grid of taps (constants, so that the
 // decomposition of k costs no division); taps past the kernel, where a
@@ -66,7 +71,14 @@ void setPhase(uint phase) {
 	ivec2 a = phOff - pc.first, S = ivec2(SX, SY);
 	phTap0 = a - mix(a, a - (S - 1), lessThan(a, ivec2(0))) / S * S; // a mod S in [0, S)
 	phSize = max(pc.outSize - phOff + ivec2(SX - 1, SY - 1), ivec2(0)) / ivec2(SX, SY);
-	kAll = pc.cinG * PH_T;
+	// A phase none of whose taps lies in the kernel (a window narrower
+	// than the stride: 1x1 stride 2) sums nothing: its outputs are 0 (with
+	// the bias and neuron), written after one slice of nothing, not after
+	// cinG*PH_T values of zeros. With TAP_MAJOR a phase sums only its own
+	// taps (3x3 stride 2: 4, 2, 2 and 1 of the grid's 4).
+	ivec2 nt = (ivec2(KW, KH) - phTap0 + S - 1) / S; // the phase's taps per axis, 0 or more
+	phNtx = uint(nt.x);
+	kAll = nt.x <= 0 || nt.y <= 0 ? 0u : pc.cinG * (TAP_MAJOR ? uint(nt.x * nt.y) : PH_T);
 	kLim = kAll;
 	nAll = pc.N / uint(pc.outSize.x * pc.outSize.y) * uint(phSize.x * phSize.y);
 }
@@ -86,8 +98,22 @@ uvec3 pixelOf(uint n) {
 // phaseTap returns the channel co, and the tap (kx, ky), of k (MODE_B 3);
 // phaseTapIn whether the tap lies in the kernel.
 uvec3 phaseTap(uint k) {
+	if (TAP_MAJOR) {
+		uint r = k / pc.cinG;
+		return uvec3(k - r * pc.cinG, uvec2(ivec2(r % phNtx, r / phNtx) * ivec2(SX, SY) + phTap0));
+	}
 	uint co = k / PH_T, r = k % PH_T;
 	return uvec3(co, uvec2(ivec2(r % PH_TX, r / PH_TX) * ivec2(SX, SY) + phTap0));
+}
+
+// phaseTapSlice is phaseTap of value kk of the tiles' slice kt: with
+// TAP_MAJOR the slice's tap, one division per slice (the same for every
+// value: cinG is a multiple of BK, and the phases do not split K).
+uvec3 phaseTapSlice(uint kt, uint kk) {
+	uint kb = kOff + kt * BK;
+	if (!TAP_MAJOR) return phaseTap(kb + kk);
+	uint r = kb / pc.cinG;
+	return uvec3(kb - r * pc.cinG + kk, uvec2(ivec2(r % phNtx, r / phNtx) * ivec2(SX, SY) + phTap0));
 }
 
 bool phaseTapIn(uvec3 ct) { return ct.y < uint(KW) && ct.z < uint(KH); }

@@ -190,3 +190,16 @@ func ConvPackedShaders(k any) (packed []string, unpacked int) {
 	sort.Strings(packed)
 	return packed, unpacked
 }
+
+// ConvTapMajor reports whether a family kernel has made pipelines whose
+// strided data-gradient phases sum only their own taps (convTapMajor),
+// and whether it has made phase pipelines that sum the whole grid.
+func ConvTapMajor(k any) (own, grid bool) {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.modeB == gemmBPhases {
+			own = own || key.tapMajor
+			grid = grid || !key.tapMajor
+		}
+	}
+	return own, grid
+}

@@ -347,3 +347,67 @@ func TestConvolutionCoopPacked(t *testing.T) {
 		}
 	}
 }
+
+// Strided data gradients whose phases sum only their own taps (32 and 64
+// channels per group, multiples of every slice depth) match the reference
+// on the tiles, the emulated cooperative matrices and the direct path, and
+// so do they under phasetaps=0 (every phase over the whole grid of taps):
+// a 3x3 stride-2 layer, a 1x1 stride-2 one (three phases without a tap,
+// whose outputs are 0), 5x5 stride 3 in groups with asymmetric pads, and
+// a 1x1 stride-2 transpose convolution with bias and a neuron (the empty
+// phases' outputs are the neuron of the bias).
+func TestConvolutionPhaseTaps(t *testing.T) {
+	dev := vktest.Open(t)
+	half := dev.Limits().Float16Storage
+	s2 := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 32,
+		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 1, h: 9, w: 8,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 24, OutputFeatureChannels: 64,
+		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 1, h: 8, w: 7, bias: true}
+	grouped := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 5, KernelHeight: 5, InputFeatureChannels: 8, OutputFeatureChannels: 64,
+		Groups: 2, StrideX: 3, StrideY: 3, DilationX: 1, DilationY: 1}, n: 1, h: 11, w: 10,
+		pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 2}, bias: true}
+	transpose := convTCase{convCase: convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 32,
+		OutputFeatureChannels: 12, Groups: 1, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1, Neuron: ops.NewNeuronDescriptor(ops.NeuronSigmoid)},
+		n: 2, h: 5, w: 6, bias: true}, opX: 1, opY: 1}
+	for _, p := range []struct {
+		path string
+		tile int
+	}{{"tiled", 0}, {"tiled", 2}, {"coopmat-emulated", 0}, {"direct", 0}} {
+		for _, tune := range []string{"phasetaps=1", "phasetaps=0"} {
+			t.Run(fmt.Sprintf("%s %d %s", p.path, p.tile, tune), func(t *testing.T) {
+				tu, err := ops.ParseConvolutionTuning(tune)
+				require.NoError(t, err)
+				f16 := strings.HasPrefix(p.path, "coopmat")
+				if f16 && !half {
+					t.Skip("no float16 storage")
+				}
+				var kernels []any
+				force := func(k any) {
+					if !ops.ConvForcePath(k, p.path, p.tile) {
+						t.Skipf("%s cannot run %s %d", dev.Info().Name, p.path, p.tile)
+					}
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					kernels = append(kernels, k)
+				}
+				r := rand.New(rand.NewSource(9))
+				for _, c := range []convCase{s2, pointwise, grouped} {
+					convRunCase(t, dev, c, r, f16, force)
+				}
+				convTCheck(t, dev, transpose, transpose.data(r), f16, force)
+				own, grid := false, false
+				for _, k := range kernels {
+					o, g := ops.ConvTapMajor(k)
+					own, grid = own || o, grid || g
+				}
+				if p.path == "direct" || tune == "phasetaps=0" {
+					assert.False(t, own, "phases over their own taps")
+				} else {
+					assert.True(t, own && !grid, "phases over their own taps only (own %v, grid %v)", own, grid)
+				}
+			})
+		}
+	}
+}

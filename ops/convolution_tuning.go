@@ -118,6 +118,12 @@ type ConvolutionTuning struct {
 	// as the others do, instead of a quad per store (the default; the
 	// same values, see glsl/gemm_coopmat.glsl's COOP_PACKED).
 	NoCoopPacked bool
+	// NoPhaseTaps (phasetaps=0): the stride's phases of a strided data
+	// gradient each sum over the whole grid of taps a phase can have,
+	// reading zeros for taps outside the kernel, instead of over their
+	// own taps only (the default where the channels are a multiple of the
+	// tile's slice depth; the same sums in another order).
+	NoPhaseTaps bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -221,6 +227,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoCoopPacked {
 		parts = append(parts, "packed=0")
 	}
+	if t.NoPhaseTaps {
+		parts = append(parts, "phasetaps=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -230,7 +239,7 @@ func (t ConvolutionTuning) String() string {
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
-// default; 0: off) and packed (1: on, the default; 0: off) (see
+// default; 0: off), packed and phasetaps (1: on, the default; 0: off) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -315,6 +324,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.NoCoopPacked = n == 0
 			}
+		case "phasetaps":
+			if err = flag(); err == nil {
+				t.NoPhaseTaps = n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -325,7 +338,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

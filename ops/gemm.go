@@ -633,6 +633,7 @@ type convPipeKey struct {
 	ctile        int8  // its tile
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
 	packed       bool  // the cooperative-matrix shaders' packed builds (convCoopPacked)
+	tapMajor     bool  // convolution_gemm*.comp's TAP_MAJOR (convTapMajor)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
@@ -805,6 +806,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	case spirv.ConvolutionGemm, spirv.ConvolutionGemmCoopmat:
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA != gemmAColumns), convBool(k.modeB == gemmBRows)
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
+		spec["TAP_MAJOR"] = convBool(k.tapMajor)
 	case spirv.ConvolutionGemmWeights:
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
 	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
@@ -821,6 +823,25 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	}
 	e.pipes[k] = p
 	return p, nil
+}
+
+// convTapMajor reports whether the phases of strided data gradient j
+// (gemmBPhases) on choice sum only their own taps, tap by tap
+// (convolution_gemm_head.glsl's TAP_MAJOR): on the tiles and cooperative
+// matrices, where the channels per group are a multiple of the slice
+// depth, unless t refuses it (phasetaps=0). A 3x3 stride-2 data gradient
+// then sums 9 taps per output channel instead of 16.
+func convTapMajor(j *convImageGemm, choice convChoice, lim vk.Limits, t ConvolutionTuning) bool {
+	if j.modeB != gemmBPhases || t.NoPhaseTaps {
+		return false
+	}
+	switch choice.path {
+	case convPathTiled:
+		return j.cinG%gemmTiles[choice.tile].cfg.bk == 0
+	case convPathCoopMat:
+		return j.cinG%choice.coopTile(lim).bk == 0
+	}
+	return false
 }
 
 // convCoopPacked reports whether pipeline k takes its shader's packed
@@ -1082,6 +1103,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 	}
 	e.last = choice.path
+	key.tapMajor = convTapMajor(j, choice, lim, e.tune)
 	// A float16 tile's pipeline depends on its source binding (WORDS,
 	// for the values it loads one by one): made per part below.
 	wordsPerPart := f16 && choice.path == convPathTiled && !key.vecB
