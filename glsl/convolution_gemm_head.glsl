@@ -11,8 +11,8 @@ layout(constant_id = 17) const bool DIRECT = false;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;
 // MODE_B 3: k = tap*cinG + channel over the phase's own taps (ops sets it
-// where cinG is a multiple of BK, so that a slice lies within one tap),
-// instead of channel*PH_T + tap over every phase's PH_T taps.
+// on the tiles where cinG is a multiple of BK, so that a slice lies within
+// one tap), instead of channel*PH_T + tap over every phase's PH_T taps.
 layout(constant_id = 30) const bool TAP_MAJOR = false;
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };

@@ -119,10 +119,11 @@ type ConvolutionTuning struct {
 	// same values, see glsl/gemm_coopmat.glsl's COOP_PACKED).
 	NoCoopPacked bool
 	// NoPhaseTaps (phasetaps=0): the stride's phases of a strided data
-	// gradient each sum over the whole grid of taps a phase can have,
-	// reading zeros for taps outside the kernel, instead of over their
-	// own taps only (the default where the channels are a multiple of the
-	// tile's slice depth; the same sums in another order).
+	// gradient on the tiles each sum over the whole grid of taps a phase
+	// can have, reading zeros for taps outside the kernel, as the
+	// cooperative matrices do, instead of over their own taps only (the
+	// default where the channels are a multiple of the tile's slice depth;
+	// the same sums in another order).
 	NoPhaseTaps bool
 }
 

@@ -827,21 +827,20 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 
 // convTapMajor reports whether the phases of strided data gradient j
 // (gemmBPhases) on choice sum only their own taps, tap by tap
-// (convolution_gemm_head.glsl's TAP_MAJOR): on the tiles and cooperative
-// matrices, where the channels per group are a multiple of the slice
-// depth, unless t refuses it (phasetaps=0). A 3x3 stride-2 data gradient
-// then sums 9 taps per output channel instead of 16.
-func convTapMajor(j *convImageGemm, choice convChoice, lim vk.Limits, t ConvolutionTuning) bool {
-	if j.modeB != gemmBPhases || t.NoPhaseTaps {
+// (convolution_gemm_head.glsl's TAP_MAJOR): on the tiles, where the
+// channels per group are a multiple of the slice depth, unless t refuses
+// it (phasetaps=0). A 3x3 stride-2 data gradient then sums 9 taps per
+// output channel instead of 16. On an H100 (run 6 of
+// bench/results/h100-2026-11-27-packed) ResNet-18's stride-2 layers went
+// from 285 to 209 us (64 -> 128) and 271 to 216 (128 -> 256) in float32;
+// the cooperative matrices, which the shader also lets take it (tests,
+// coop), got slower at 256 and 512 channels (142 -> 197, 135 -> 234 us)
+// and keep the whole grid.
+func convTapMajor(j *convImageGemm, choice convChoice, t ConvolutionTuning) bool {
+	if j.modeB != gemmBPhases || t.NoPhaseTaps || choice.path != convPathTiled {
 		return false
 	}
-	switch choice.path {
-	case convPathTiled:
-		return j.cinG%gemmTiles[choice.tile].cfg.bk == 0
-	case convPathCoopMat:
-		return j.cinG%choice.coopTile(lim).bk == 0
-	}
-	return false
+	return j.cinG%gemmTiles[choice.tile].cfg.bk == 0
 }
 
 // convCoopPacked reports whether pipeline k takes its shader's packed
@@ -1103,7 +1102,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 	}
 	e.last = choice.path
-	key.tapMajor = convTapMajor(j, choice, lim, e.tune)
+	key.tapMajor = convTapMajor(j, choice, e.tune)
 	// A float16 tile's pipeline depends on its source binding (WORDS,
 	// for the values it loads one by one): made per part below.
 	wordsPerPart := f16 && choice.path == convPathTiled && !key.vecB
