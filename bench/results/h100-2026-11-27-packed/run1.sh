@@ -1,5 +1,5 @@
 #!/bin/bash
-# Packed cooperative-matrix staging (gemm_coopmat.glsl's COOP_PACKED) against the session's start (ops_base.test, vkmps_base):
+# Packed cooperative-matrix staging (gemm_coopmat.glsl's COOP_PACKED) (199eacf) against the session's start, 84dd5d4 (ops_base.test, vkmps_base):
 # the real build's tests, float16 layers under the default, packed=0, the base build and two forced tiles, ResNet-18 steps.
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 B=$PWD/.devbuild; O=$OUT/r; mkdir -p $O; gunzip -f $B/*.gz; chmod +x $B/*.test $B/vkmps*

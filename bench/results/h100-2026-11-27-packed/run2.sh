@@ -1,5 +1,5 @@
 #!/bin/bash
-# 1x1 data gradients by columns (5c7d93a) and the fused batch normalization (HEAD) against 199eacf (ops_base.test, vkmps_base):
+# 1x1 data gradients by columns (5c7d93a) and the fused batch normalization (96b97c4) against 199eacf (ops_base.test, vkmps_base):
 # tests on the H100, 1x1 layers float32 and float16, batch normalization (fused against unfused chunk sizes), ResNet-18 steps, PyTorch.
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 B=$PWD/.devbuild; O=$OUT/r; mkdir -p $O; gunzip -f $B/*.gz; chmod +x $B/*.test $B/vkmps*

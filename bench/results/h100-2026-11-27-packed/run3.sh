@@ -1,5 +1,5 @@
 #!/bin/bash
-# Float16 weight gradients on cooperative matrices (HEAD, with the binding fix) against HEAD~1 (ops_prev.test, vkmps_prev) and the session's start (vkmps_start, 84dd5d4):
+# Float16 weight gradients on cooperative matrices (d7aac0d) against 856be4c (ops_prev.test, vkmps_prev) and the session's start (vkmps_start, 84dd5d4):
 # tests on the H100, the stem and 1x1 layers' float16 passes, ResNet-18 steps.
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 B=$PWD/.devbuild; O=$OUT/r; mkdir -p $O; gunzip -f $B/*.gz; chmod +x $B/*.test $B/vkmps*

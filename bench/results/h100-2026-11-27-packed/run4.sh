@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run 3 again after the binding fix (run 3 failed on the real build: 4 bindings, 3 given).
+# Run 3 again at b2d8052 (the binding fix; run 3 failed on the real build: 4 bindings, 3 given), against 856be4c and 84dd5d4.
 # tests on the H100, the stem and 1x1 layers' float16 passes, ResNet-18 steps.
 for f in .gl/*.deb; do dpkg -x $f / 2>/dev/null; done; ldconfig
 B=$PWD/.devbuild; O=$OUT/r; mkdir -p $O; gunzip -f $B/*.gz; chmod +x $B/*.test $B/vkmps*
