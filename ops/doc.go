@@ -141,7 +141,13 @@
 // float16 images where the device has them: by default for other windows
 // of more than one tap with at least 128 channels on each side (about 2x
 // the tiles there on an H100) and for 1x1 windows with 256 or more on
-// each side (1.5 to 1.9x), elsewhere where a ConvolutionTuning asks;
+// each side (1.5 to 1.9x), and for the weight gradients of 32 or more
+// rows and columns over a depth of 1024 or more (the stem, stride-2 and
+// 1x1 layers: 1.2 to 2x), elsewhere where a ConvolutionTuning asks; the
+// tensor-core GEMMs whose operands both load as quads stage them with
+// 8-byte stores (packed=0 refuses); 1x1 stride-1 data gradients read the
+// weights by columns, as quads; strided data gradients' phases on the
+// tiles sum only their own taps (phasetaps=0 restores the whole grid);
 // a gather kernel for data gradients of few input channels;
 // direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
 // tiles, split counts or paths for measurements. A ConvolutionScratch
@@ -162,7 +168,9 @@
 // BatchNormalizationGradient.EncodeAll writes dx, dgamma and dbeta; MPS's
 // Statistics kernels accumulate over sub-batches. Each channel is cut into
 // chunks whose partial sums a merge pass adds in a fixed order: training
-// reads x twice and writes y once. InstanceNormalization does the same per
+// reads x twice and writes y once. A training batch of up to 8192 values
+// per channel runs each direction as one fused dispatch instead (one
+// workgroup per channel, the same bits). InstanceNormalization does the same per
 // plane; CrossChannelNormalization (local response normalization),
 // SpatialNormalization and LocalContrastNormalization follow
 // MPSCNNNormalization.h.
