@@ -832,10 +832,10 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 // it (phasetaps=0). A 3x3 stride-2 data gradient then sums 9 taps per
 // output channel instead of 16. On an H100 (run 6 of
 // bench/results/h100-2026-11-27-packed) ResNet-18's stride-2 layers went
-// from 285 to 209 us (64 -> 128) and 271 to 216 (128 -> 256) in float32;
-// the cooperative matrices, which the shader also lets take it (tests,
-// coop), got slower at 256 and 512 channels (142 -> 197, 135 -> 234 us)
-// and keep the whole grid.
+// from 285 to 209 us (64 -> 128) and 271 to 216 (128 -> 256) in float32.
+// The cooperative-matrix build has the same ordering, but it made their
+// data gradients of 256 and 512 channels slower there (142 -> 197, 135 ->
+// 234 us), so they keep the whole grid.
 func convTapMajor(j *convImageGemm, choice convChoice, t ConvolutionTuning) bool {
 	if j.modeB != gemmBPhases || t.NoPhaseTaps || choice.path != convPathTiled {
 		return false
