@@ -97,11 +97,15 @@ uvec3 pixelOf(uint n) {
 
 // phaseTap returns the channel co, and the tap (kx, ky), of k (MODE_B 3);
 // phaseTapIn whether the tap lies in the kernel.
+// tapMajor is TAP_MAJOR's channel and tap of k = kb + kk, the tap found
+// from kb alone (kk keeps to kb's tap: phaseTapSlice).
+uvec3 tapMajor(uint kb, uint kk) {
+	uint r = kb / pc.cinG;
+	return uvec3(kb - r * pc.cinG + kk, uvec2(ivec2(r % phNtx, r / phNtx) * ivec2(SX, SY) + phTap0));
+}
+
 uvec3 phaseTap(uint k) {
-	if (TAP_MAJOR) {
-		uint r = k / pc.cinG;
-		return uvec3(k - r * pc.cinG, uvec2(ivec2(r % phNtx, r / phNtx) * ivec2(SX, SY) + phTap0));
-	}
+	if (TAP_MAJOR) return tapMajor(k, 0u);
 	uint co = k / PH_T, r = k % PH_T;
 	return uvec3(co, uvec2(ivec2(r % PH_TX, r / PH_TX) * ivec2(SX, SY) + phTap0));
 }
@@ -111,9 +115,7 @@ uvec3 phaseTap(uint k) {
 // value: cinG is a multiple of BK, and the phases do not split K).
 uvec3 phaseTapSlice(uint kt, uint kk) {
 	uint kb = kOff + kt * BK;
-	if (!TAP_MAJOR) return phaseTap(kb + kk);
-	uint r = kb / pc.cinG;
-	return uvec3(kb - r * pc.cinG + kk, uvec2(ivec2(r % phNtx, r / phNtx) * ivec2(SX, SY) + phTap0));
+	return TAP_MAJOR ? tapMajor(kb, kk) : phaseTap(kb + kk);
 }
 
 bool phaseTapIn(uvec3 ct) { return ct.y < uint(KW) && ct.z < uint(KH); }

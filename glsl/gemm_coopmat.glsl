@@ -44,8 +44,9 @@
 // ones; the matrices load from them with offsets and strides in quads
 // (every offset and stride above is a multiple of 4 halves). Its scalar
 // staging is not built: ops chooses it only where both operands are
-// quads. On an H100 the 2-byte stores, not the tensor cores, bounded the
-// products (see ops' convCoopPacked).
+// quads (convCoopPacked). On an H100 it took the float16 Winograd weight
+// gradients' products 8-16% faster (bench/results/h100-2026-11-27-packed,
+// run 1, against packed=0); the forward products did not move.
 //
 // VKMPS_COOP_EMULATE builds the same engine without cooperative matrices,
 // for testing it where the device has none (lavapipe): the invocations
