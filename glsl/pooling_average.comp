@@ -8,10 +8,7 @@
 // vkmps:variant f16 -DVKMPS_F16
 #include "pooling_common.glsl"
 
-void main() {
-	Strip p;
-	if (!stripOf(p)) return;
-	columns(p);
+void poolStrip(Strip p) {
 	float sum[OX];
 	[[unroll]] for (int o = 0; o < OX; o++) sum[o] = 0.0;
 	[[unroll]] for (int ky = 0; ky < KH; ky++) {

@@ -8,12 +8,15 @@
 // centre - floor(KE/2) with KE = (K-1)*D + 1 (MPS: even windows lean to the
 // top left), taps D apart.
 //
-// One invocation computes a strip of OX destination pixels of one row:
-// gl_GlobalInvocationID.x is the strip (clip columns OX*x ... OX*x+OX-1),
-// .y the clip row, .z the plane (batch image n, channel c) of the
-// dispatch. Per window row it loads the SEG source columns its OX windows
-// span once (neighbouring windows share columns), then every window takes
-// its taps from registers. Many bytes in flight per invocation and few
+// One invocation computes a strip of OX destination pixels of one row, on
+// PZ planes one after the other: gl_GlobalInvocationID.x is the strip
+// (clip columns OX*x ... OX*x+OX-1), .y the clip row, .z the planes
+// (batch image n, channel c) z*PZ ... z*PZ+PZ-1 of the dispatch. The
+// shader defines poolStrip, the work of one strip on one plane; main
+// (below) works out the strip's columns once and runs it on each plane.
+// Per window row it loads the SEG source columns its OX windows span once
+// (neighbouring windows share columns), then every window takes its taps
+// from registers. Many bytes in flight per invocation and few
 // waves of invocations: these kernels are bound by memory latency, not by
 // arithmetic. Reads outside the image use a clamped index (always valid
 // memory) and a validity flag: no branch per tap.
@@ -38,6 +41,7 @@ layout(constant_id = 8) const int VW = 1;         // load width: 1, 2 or 4 eleme
 layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod VW
 layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
 layout(constant_id = 16) const int VSTORE = 0; // vector store width: 0 (value by value), 2 or 4
+layout(constant_id = 22) const int PZ = 1;     // planes per invocation
 
 const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
 const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
@@ -65,18 +69,27 @@ struct Strip {
 	uint dstIdx;  // element index of the first destination pixel
 };
 
-bool stripOf(out Strip p) {
-	p.o = ivec2(int(gl_GlobalInvocationID.x) * OX, int(gl_GlobalInvocationID.y));
-	uint plane = gl_GlobalInvocationID.z;
-	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y || plane >= pc.planes) return false;
-	p.count = min(OX, pc.clipSize.x - p.o.x);
+// stripPlane points p at plane z of its invocation's PZ planes
+// (gl_GlobalInvocationID.z * PZ + z); false past the dispatch's planes.
+bool stripPlane(inout Strip p, int z) {
+	uint plane = gl_GlobalInvocationID.z * uint(PZ) + uint(z);
+	if (plane >= pc.planes) return false;
 	p.n = plane / pc.channels;
 	p.c = plane % pc.channels;
 	p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
 	ivec2 d = pc.clipOrigin + p.o;
 	p.dstIdx = pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);
-	p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);
 	return true;
+}
+
+// stripOf sets up the invocation's strip on its first plane; false when it
+// has none.
+bool stripOf(out Strip p) {
+	p.o = ivec2(int(gl_GlobalInvocationID.x) * OX, int(gl_GlobalInvocationID.y));
+	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y) return false;
+	p.count = min(OX, pc.clipSize.x - p.o.x);
+	p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);
+	return stripPlane(p, 0);
 }
 
 // The strip's source columns s.x + e, 0 <= e < SEG: clamped index and
@@ -270,3 +283,17 @@ bool anyTap(Strip p, int o) {
 const float NEG_INF = -1.0 / 0.0;
 
 float quietNaN() { return uintBitsToFloat(0x7fc00000u); }
+
+// poolStrip computes strip p on its current plane (the including shader
+// defines it).
+void poolStrip(Strip p);
+
+void main() {
+	Strip p;
+	if (!stripOf(p)) return;
+	columns(p);
+	[[unroll]] for (int z = 0; z < PZ; z++) {
+		if (z > 0 && !stripPlane(p, z)) break;
+		poolStrip(p);
+	}
+}

@@ -22,7 +22,7 @@
 // reads each window that holds one of its pixels once (WX columns, AY
 // rows) and adds it to the pixels it holds. gl_GlobalInvocationID.x
 // numbers the strips of CX cells covering the dx clip, .y the cell rows,
-// .z the planes (batch image n, channel c).
+// .z the planes (batch image n, channel c), PZ of them per invocation.
 // Images are float32, or half in the f16 variants (elem.glsl); sums are
 // float32 and each dx value is rounded once, when stored.
 //
@@ -52,6 +52,7 @@ layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 layout(constant_id = 15) const int CX = 1; // cells per invocation (with GV, CX*SX pixels)
 layout(constant_id = 20) const int GV = 0;   // dx vector store width: 0 (value by value), 2 or 4
 layout(constant_id = 21) const int GPAR = 0; // with GV: a strip's first pixel, past its first cell's first
+layout(constant_id = 22) const int PZ = 1;   // planes per invocation (not the loop builds)
 
 const int AX = (KEX - 1) / SX + 1;  // windows holding a pixel, at most, per axis
 const int AY = (KEY - 1) / SY + 1;
@@ -99,6 +100,8 @@ struct Cell {
 	uint dyOff, auxOff, dxOff;
 };
 
+bool cellPlane(inout Cell c, int z);
+
 bool cellOf(out Cell c) {
 	ivec2 m0 = ivec2(floorDiv(pc.clipOrigin.x - pc.winBase.x, SX), floorDiv(pc.clipOrigin.y - pc.winBase.y, SY));
 	ivec2 m1 = ivec2(floorDiv(pc.clipOrigin.x + pc.clipSize.x - 1 - pc.winBase.x, SX),
@@ -110,8 +113,17 @@ bool cellOf(out Cell c) {
 		c.m.x = floorDiv(c.x - pc.winBase.x, SX);
 		past = c.x >= pc.clipOrigin.x + pc.clipSize.x;
 	}
-	uint plane = gl_GlobalInvocationID.z;
-	if (past || c.m.y > m1.y || plane >= pc.planes) return false;
+	if (past || c.m.y > m1.y) return false;
+	return cellPlane(c, 0);
+}
+
+// cellPlane points c's offsets at plane z of its invocation's PZ planes
+// (gl_GlobalInvocationID.z * PZ + z); false past the dispatch's planes.
+// The windows and pixels of a strip are the same on every plane, so an
+// invocation computes them once for all its planes.
+bool cellPlane(inout Cell c, int z) {
+	uint plane = gl_GlobalInvocationID.z * uint(PZ) + uint(z);
+	if (plane >= pc.planes) return false;
 	uint n = plane / pc.channels, ch = plane % pc.channels;
 	c.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
 	c.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;

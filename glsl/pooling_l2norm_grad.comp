@@ -35,25 +35,29 @@ void main() {
 	Cell c;
 	if (!cellOf(c)) return;
 	windowAxes(c);
-	clearAcc();
-	// Windows in ascending order (rows, then columns), as the sum's order.
-	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
-		uint row = c.dyOff + winRow[b] * pc.dyWidth;
-		[[unroll]] for (int j = 0; j < WX; j++) {
-			float v = LOAD_DY(dy[row + uint(winX[j])]);
-			v = (winYIn[b] && winXIn[j]) ? v : 0.0;
-			[[unroll]] for (int i = 0; i < CXE; i++) {
-				int a = cellsBack(i, j);
-				if (a < 0 || a >= AX) continue;
-				[[unroll]] for (int fy = 0; fy < SY; fy++) {
-					if (!holds(b, fy, SY, KEY, DY)) continue;
-					[[unroll]] for (int fx = 0; fx < SX; fx++) {
-						if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += v;
+	// Plane by plane: the windows above are the same on each.
+	[[unroll]] for (int z = 0; z < PZ; z++) {
+		if (z > 0 && !cellPlane(c, z)) break;
+		clearAcc();
+		// Windows in ascending order (rows, then columns), as the sum's order.
+		[[unroll]] for (int b = AY - 1; b >= 0; b--) {
+			uint row = c.dyOff + winRow[b] * pc.dyWidth;
+			[[unroll]] for (int j = 0; j < WX; j++) {
+				float v = LOAD_DY(dy[row + uint(winX[j])]);
+				v = (winYIn[b] && winXIn[j]) ? v : 0.0;
+				[[unroll]] for (int i = 0; i < CXE; i++) {
+					int a = cellsBack(i, j);
+					if (a < 0 || a >= AX) continue;
+					[[unroll]] for (int fy = 0; fy < SY; fy++) {
+						if (!holds(b, fy, SY, KEY, DY)) continue;
+						[[unroll]] for (int fx = 0; fx < SX; fx++) {
+							if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += v;
+						}
 					}
 				}
 			}
 		}
+		storeCells(c);
 	}
-	storeCells(c);
 }
 #endif

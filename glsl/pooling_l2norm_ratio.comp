@@ -12,10 +12,7 @@
 
 layout(std430, binding = 2) readonly buffer Dy { ELEM dy[]; };
 
-void main() {
-	Strip p;
-	if (!stripOf(p)) return;
-	columns(p);
+void poolStrip(Strip p) {
 	float sum[OX];
 	[[unroll]] for (int o = 0; o < OX; o++) sum[o] = 0.0;
 	[[unroll]] for (int ky = 0; ky < KH; ky++) {

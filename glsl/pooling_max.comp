@@ -42,10 +42,7 @@ bool fastPass(Strip p) {
 	return true;
 }
 
-void main() {
-	Strip p;
-	if (!stripOf(p)) return;
-	columns(p);
+void poolStrip(Strip p) {
 	if (FAST && fastPass(p)) {
 		storeResults(p);
 		return;

@@ -184,11 +184,8 @@ void fullPass(Strip p, inout uint code[OX]) {
 	}
 }
 
-void main() {
-	Strip p;
-	if (!stripOf(p)) return;
+void poolStrip(Strip p) {
 	uint code[OX];
-	columns(p);
 	bool done = false;
 	if (FAST) done = fastPass(p, code);
 	if (!done) fullPass(p, code);

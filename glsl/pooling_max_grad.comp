@@ -57,29 +57,33 @@ void main() {
 		wordCol[j] = qx / uint(PER);
 		shift[j] = (qx % uint(PER)) * uint(AMBITS);
 	}
-	clearAcc();
-	// Windows in ascending order (rows, then columns), as the sum's order.
-	[[unroll]] for (int b = AY - 1; b >= 0; b--) {
-		uint row = c.dyOff + winRow[b] * pc.dyWidth;
-		uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
-		[[unroll]] for (int j = 0; j < WX; j++) {
-			float v = LOAD_DY(dy[row + uint(winX[j])]);
-			uint word = aux[codeRow + wordCol[j]];
-			uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
-			[[unroll]] for (int i = 0; i < CXE; i++) {
-				int a = cellsBack(i, j);
-				if (a < 0 || a >= AX) continue;
-				[[unroll]] for (int fy = 0; fy < SY; fy++) {
-					if (!holds(b, fy, SY, KEY, DY)) continue;
-					[[unroll]] for (int fx = 0; fx < SX; fx++) {
-						if (!holds(a, fx, SX, KEX, DX)) continue;
-						uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
-						acc[fy][i * SX + fx] += code == tap ? v : 0.0;
+	// Plane by plane: the windows above are the same on each.
+	[[unroll]] for (int z = 0; z < PZ; z++) {
+		if (z > 0 && !cellPlane(c, z)) break;
+		clearAcc();
+		// Windows in ascending order (rows, then columns), as the sum's order.
+		[[unroll]] for (int b = AY - 1; b >= 0; b--) {
+			uint row = c.dyOff + winRow[b] * pc.dyWidth;
+			uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
+			[[unroll]] for (int j = 0; j < WX; j++) {
+				float v = LOAD_DY(dy[row + uint(winX[j])]);
+				uint word = aux[codeRow + wordCol[j]];
+				uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
+				[[unroll]] for (int i = 0; i < CXE; i++) {
+					int a = cellsBack(i, j);
+					if (a < 0 || a >= AX) continue;
+					[[unroll]] for (int fy = 0; fy < SY; fy++) {
+						if (!holds(b, fy, SY, KEY, DY)) continue;
+						[[unroll]] for (int fx = 0; fx < SX; fx++) {
+							if (!holds(a, fx, SX, KEX, DX)) continue;
+							uint tap = uint(((SY * b + fy) / DY) * KW + (SX * a + fx) / DX);
+							acc[fy][i * SX + fx] += code == tap ? v : 0.0;
+						}
 					}
 				}
 			}
 		}
+		storeCells(c);
 	}
-	storeCells(c);
 }
 #endif

@@ -94,6 +94,7 @@ type gatherKey struct {
 	loop       bool // the loop builds (gatherLoop)
 	cx         int8 // cells per invocation (CX)
 	gv, gpar   int8 // vector stores: width and strip phase (gatherVector)
+	pz         int8 // planes per invocation (gatherPlanes)
 	lx, ly, lz int16
 }
 
@@ -112,12 +113,39 @@ func gatherCells(g Geometry, t Tuning) int {
 	return 1
 }
 
-// gatherVectorCells returns CX for gathers that store vectors, and
-// whether it differs from gatherCells': 2 at stride 2 unless
-// t.GatherCells sets it (on an H100 two cells with vector stores beat
-// one, with or without them, on every bench shape of stride 2).
-func gatherVectorCells(g Geometry, t Tuning) (int, bool) {
+// gatherPlanes returns the planes one gather invocation computes, PZ in
+// the shader: t.GatherPlanes, or by default 4 over float16 images and 2
+// over float32. Each invocation works out its windows once for all its
+// planes. On an H100 (2026-11-27, bench/results/h100-2026-11-27-planes,
+// run 2), against one plane: the average gradient 3x3 stride 2 at
+// 112x112, float16 54.5 to 29.9 us, float32 54.6 to 48.9; the max
+// gradient from recorded argmax there, float16 57.5 to 35.9, float32 57.9
+// to 51.7; at 56x56 (2x2) float16 65.8 to 58.0, float32 96.2 to 98.1.
+func gatherPlanes(t Tuning, f Format) int {
+	switch {
+	case t.GatherPlanes > 0:
+		return t.GatherPlanes
+	case f == Float16:
+		return 4
+	}
+	return 2
+}
+
+// gatherVectorCells returns CX for gathers of images of format f that
+// store vectors, and whether it differs from gatherCells': at stride 2,
+// unless t.GatherCells sets it, 2 (on an H100 two cells with vector
+// stores beat one, with or without them, on every bench shape of stride
+// 2), or 4 for float16 where each dx pixel lies in up to 3 windows along
+// x (dilated 3x3 windows: the float16 max gradient from recorded argmax
+// at 32x64x112x112 went from 55.6 to 49.6 us on an H100, 2026-11-27,
+// bench/results/h100-2026-11-27-planes run 3; float32 and 2x2 windows
+// were slower with 4).
+func gatherVectorCells(g Geometry, t Tuning, f Format) (int, bool) {
 	if t.GatherCells == 0 && !t.NoGatherVectorStores && g.StrideX == 2 {
+		kx, _ := g.effective()
+		if f == Float16 && (kx-1)/g.StrideX+1 >= 3 {
+			return 4, true
+		}
 		return 2, true
 	}
 	return gatherCells(g, t), false
@@ -199,6 +227,9 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	spec["AMBITS"] = uint32(k.bits)
 	if k.gv > 0 {
 		spec["GV"], spec["GPAR"] = uint32(k.gv), uint32(k.gpar)
+	}
+	if k.pz > 1 {
+		spec["PZ"] = uint32(k.pz)
 	}
 	name := ""
 	if k.loop {
@@ -421,7 +452,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 			n = 2
 		}
 		// Vector stores, over more cells where they take more.
-		if vcx, more := gatherVectorCells(g, tune); more {
+		if vcx, more := gatherVectorCells(g, tune, dx.format); more {
 			if vloop := gatherLoop(g, vcx); !vloop {
 				if gv, gpar = gatherVector(g, tune, vcx, vloop, lim, j.clipX, baseX, ims[:n]...); gv > 0 {
 					cx, loop = vcx, vloop
@@ -433,9 +464,13 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		}
 	}
 	strips, rows := p.gatherItems(loop, cx, gv, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
-	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, j.batches*j.channels)
+	pz := 1
+	if fits && !loop {
+		pz = gatherPlanes(tune, dy.format)
+	}
+	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, ceilDiv(j.batches*j.channels, pz))
 	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar),
-		lx: int16(lx), ly: int16(ly), lz: int16(lz)})
+		pz: int8(pz), lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}
@@ -471,7 +506,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 				return err
 			}
 		}
-		groups, err := grid3(&lim, strips, rows, z, lx, ly, lz)
+		groups, err := grid3(&lim, strips, rows, ceilDiv(z, pz), lx, ly, lz)
 		if err != nil {
 			return err
 		}

@@ -275,3 +275,6 @@ func (p *poolingGradient) encodeBands(cb *vk.CommandBuffer, b gradBands) error {
 
 // floorDiv is floor(a / b) for b > 0.
 func floorDiv(a, b int) int { return int(floorDiv64(int64(a), int64(b))) }
+
+// ceilDiv is ceil(a / b) for a >= 0, b > 0.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -285,6 +285,7 @@ type passKey struct {
 	vw, par    int8 // load width and a strip's first column mod vw
 	vstore     int8 // vector store width (vectorStore), 0 for none
 	f16        bool // float16 images: the shader's "f16" variant
+	pz         int8 // planes per invocation (stripPlanes)
 	lx, ly, lz int16
 }
 
@@ -358,9 +359,31 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	if !t.noValues {
 		k.vstore = int8(vectorStore(ps.tune, ox, t.dstW, t.dstBase, t.clipX, t.w))
 	}
-	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, t.z)
+	pz := stripPlanes(ps.tune, pass, src.format)
+	k.pz = int8(pz)
+	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
+}
+
+// stripPlanes returns the planes one invocation of a direct pass computes,
+// PZ in the shader: t.StripPlanes, or by default 4 for the argmax passes
+// over float16 images, 2 over float32, and 1 for the other passes. On an
+// H100 (2026-11-27, bench/results/h100-2026-11-27-planes, run 2) the
+// float16 argmax pass of max 3x3 stride 2 at 112x112 went from 52.7 to
+// 44.7 us with 4 planes, at 56x56 (2x2) from 64.1 to 56.9; float32 from
+// 55.6 to 49.9 with 2 (90.3 to 92.0 at 56). The value passes lost a
+// little with more planes (their registers doubled).
+func stripPlanes(t Tuning, pass passKind, f Format) int {
+	switch {
+	case t.StripPlanes > 0:
+		return t.StripPlanes
+	case pass != passArgmax && pass != passArgmaxOnly:
+		return 1
+	case f == Float16:
+		return 4
+	}
+	return 2
 }
 
 func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
@@ -382,6 +405,9 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		spec["VW"], spec["PAR"] = uint32(k.vw), uint32(k.par)
 		if k.vstore != 0 {
 			spec["VSTORE"] = uint32(k.vstore)
+		}
+		if k.pz > 1 {
+			spec["PZ"] = uint32(k.pz)
 		}
 	}
 	if k.pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax && !tiled(ps.geom) {
@@ -425,7 +451,7 @@ func (ps *passes) groups(k passKey, w, h, z int) ([3]uint32, error) {
 		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
 	}
 	ox := stripWidth(ps.geom, k.pass, ps.tune)
-	return grid3(&lim, (w+ox-1)/ox, h, z, int(k.lx), int(k.ly), int(k.lz))
+	return grid3(&lim, (w+ox-1)/ox, h, ceilDiv(z, max(int(k.pz), 1)), int(k.lx), int(k.ly), int(k.lz))
 }
 
 // geometrySpec returns the specialization constants the pooling shaders

@@ -45,6 +45,16 @@ type Tuning struct {
 	// invocation of the gradients' gather, 1..8 (the default: 4 at stride
 	// 1, else 1).
 	GatherCells int
+	// StripPlanes (pz): planes (batch image and channel) per invocation of
+	// the direct forward passes, 1, 2 or 4: an invocation computes the
+	// same strip on each, its columns and bounds worked out once (the
+	// default: 4 for the argmax passes over float16 images, 2 over
+	// float32, 1 for the other passes).
+	StripPlanes int
+	// GatherPlanes (gatherpz): planes per invocation of the gradients'
+	// gathers, 1, 2 or 4, their windows worked out once (the default: 4
+	// over float16 images, 2 over float32).
+	GatherPlanes int
 	// Workgroup (wg): invocations per workgroup the direct passes and the
 	// gathers aim at, a power of two in 32..1024 (default 256; the
 	// device's limits still bound it).
@@ -92,6 +102,10 @@ func (t Tuning) Validate() error {
 		return fmt.Errorf("%w: strip width (ox) %d: want 1, 2, 4 or 8", ErrTuning, t.StripWidth)
 	case t.GatherCells != 0 && (t.GatherCells < 1 || t.GatherCells > 8):
 		return fmt.Errorf("%w: gather cells (gathercx) %d: want 1..8", ErrTuning, t.GatherCells)
+	case t.StripPlanes != 0 && t.StripPlanes != 1 && t.StripPlanes != 2 && t.StripPlanes != 4:
+		return fmt.Errorf("%w: strip planes (pz) %d: want 1, 2 or 4", ErrTuning, t.StripPlanes)
+	case t.GatherPlanes != 0 && t.GatherPlanes != 1 && t.GatherPlanes != 2 && t.GatherPlanes != 4:
+		return fmt.Errorf("%w: gather planes (gatherpz) %d: want 1, 2 or 4", ErrTuning, t.GatherPlanes)
 	case t.Workgroup != 0 && (t.Workgroup < 32 || t.Workgroup > 1024 || !pow2(t.Workgroup)):
 		return fmt.Errorf("%w: workgroup (wg) %d: want a power of two in 32..1024", ErrTuning, t.Workgroup)
 	case t.LoadWidth != 0 && (t.LoadWidth < 1 || t.LoadWidth > 8 || !pow2(t.LoadWidth)):
@@ -116,6 +130,8 @@ func (t Tuning) String() string {
 	}
 	add("ox", t.StripWidth)
 	add("gathercx", t.GatherCells)
+	add("pz", t.StripPlanes)
+	add("gatherpz", t.GatherPlanes)
 	add("wg", t.Workgroup)
 	add("vw", t.LoadWidth)
 	if t.NoVectorStores {
@@ -132,7 +148,7 @@ func (t Tuning) String() string {
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
-// integer values, as $VKMPS_TUNE holds them: ox, gathercx, wg, vw, vstore
+// integer values, as $VKMPS_TUNE holds them: ox, gathercx, pz, gatherpz, wg, vw, vstore
 // (0 or 1), argmax, gvec (0 or 1) and fastmax (0 or 1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
@@ -163,6 +179,10 @@ func ParseTuning(s string) (Tuning, error) {
 			t.StripWidth = n
 		case "gathercx":
 			t.GatherCells = n
+		case "pz":
+			t.StripPlanes = n
+		case "gatherpz":
+			t.GatherPlanes = n
 		case "wg":
 			t.Workgroup = n
 		case "vw":
@@ -185,7 +205,7 @@ func ParseTuning(s string) (Tuning, error) {
 			}
 			t.NoFastMax = n == 0
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, wg, vw, vstore, argmax, gvec, fastmax)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, pz, gatherpz, wg, vw, vstore, argmax, gvec, fastmax)", ErrTuning, k)
 		}
 		if n == 0 && k != "vstore" && k != "gvec" && k != "fastmax" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)

@@ -20,6 +20,7 @@ func TestParseTuning(t *testing.T) {
 		"argmax=3":                                       {Argmax: ArgmaxFastTapByTap},
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
 		"gvec=1,gathercx=2":                              {GatherCells: 2},
+		"pz=4,gatherpz=2":                                {StripPlanes: 4, GatherPlanes: 2},
 		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
 		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
 	} {
@@ -45,6 +46,8 @@ func TestParseTuningRefuses(t *testing.T) {
 		"ox=3x":                   `ox="3x": not an integer`,
 		"ox=0":                    "ox=0: leave the key out",
 		"gathercx=9":              "gather cells (gathercx) 9",
+		"pz=3":                    "strip planes (pz) 3",
+		"gatherpz=8":              "gather planes (gatherpz) 8",
 		"gathercx=-1":             "gather cells (gathercx) -1",
 		"wg=100":                  "workgroup (wg) 100",
 		"wg=2048":                 "workgroup (wg) 2048",
@@ -118,16 +121,23 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, gv, "rows of a multiple of 2")
 	gv, _ = gatherVector(k3, Tuning{}, 2, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
 	assert.Equal(t, 0, gv, "ranges that may start off a pair")
-	cx, more := gatherVectorCells(k3, Tuning{})
+	cx, more := gatherVectorCells(k3, Tuning{}, Float32)
 	assert.Equal(t, 2, cx, "two cells at stride 2 where vectors are stored")
 	assert.True(t, more)
-	cx, more = gatherVectorCells(k3, Tuning{GatherCells: 3})
+	cx, _ = gatherVectorCells(k3, Tuning{}, Float16)
+	assert.Equal(t, 2, cx, "3x3 windows at stride 2: two windows per pixel along x")
+	d2 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	cx, _ = gatherVectorCells(d2, Tuning{}, Float16)
+	assert.Equal(t, 4, cx, "dilated 3x3 windows at stride 2, float16: three windows per pixel")
+	cx, _ = gatherVectorCells(d2, Tuning{}, Float32)
+	assert.Equal(t, 2, cx)
+	cx, more = gatherVectorCells(k3, Tuning{GatherCells: 3}, Float16)
 	assert.Equal(t, 3, cx)
 	assert.False(t, more)
-	cx, more = gatherVectorCells(k3, Tuning{NoGatherVectorStores: true})
+	cx, more = gatherVectorCells(k3, Tuning{NoGatherVectorStores: true}, Float16)
 	assert.Equal(t, 1, cx)
 	assert.False(t, more)
-	cx, more = gatherVectorCells(Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, Tuning{})
+	cx, more = gatherVectorCells(Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, Tuning{}, Float16)
 	assert.Equal(t, 4, cx)
 	assert.False(t, more)
 	src := &Image{w: 16, format: Float16}

@@ -28,6 +28,10 @@ func TestTuningKeepsResults(t *testing.T) {
 		{StripWidth: 2, GatherCells: 3, LoadWidth: 2},
 		{Argmax: ops.ArgmaxFastTapByTap},
 		{StripWidth: 8, LoadWidth: 1, Argmax: ops.ArgmaxFastTwoPhase},
+		// Several planes per invocation, the last invocation's partly past
+		// the 6 planes.
+		{StripPlanes: 4, GatherPlanes: 4},
+		{StripPlanes: 2, GatherPlanes: 2, StripWidth: 1, GatherCells: 1, Argmax: ops.ArgmaxTapByTap},
 	}
 	for _, kind := range []ops.PoolingKind{ops.KindMax, ops.KindAverage, ops.KindL2Norm} {
 		input := gradInput(r, kind, src.N*src.C*src.H*src.W)
@@ -159,6 +163,12 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{NoFastMax: true, NoGatherVectorStores: true, Argmax: ops.ArgmaxTwoPhase},
 		// The last setting of bench/pool_f16_sweep.sh's run of 2026-11-27.
 		{StripWidth: 8, LoadWidth: 8, GatherCells: 4},
+		// Planes per invocation (4 of 6, 4 and 3 planes: the last partly
+		// past them).
+		{StripPlanes: 4, GatherPlanes: 4},
+		{StripPlanes: 2, GatherPlanes: 2, StripWidth: 8, LoadWidth: 8, GatherCells: 4},
+		{StripPlanes: 4, GatherPlanes: 2, NoFastMax: true, NoGatherVectorStores: true},
+		{StripWidth: 2, LoadWidth: 2, StripPlanes: 2},
 	}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
