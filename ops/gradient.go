@@ -114,21 +114,23 @@ func gatherCells(g Geometry, t Tuning) int {
 }
 
 // gatherPlanes returns the planes one gather invocation computes, PZ in
-// the shader: t.GatherPlanes, or by default 4 over float16 images and 2
-// over float32. Each invocation works out its windows once for all its
-// planes. On an H100 (2026-11-27, bench/results/h100-2026-11-27-planes,
+// the shader, for a dispatch of items strips x rows x planes:
+// t.GatherPlanes, or by default 4 over float16 images and 2 over float32,
+// fewer where the dispatch would be left with under minPlaneItems
+// invocations (fewerPlanes). Each invocation works out its windows once
+// for all its planes. On an H100 (2026-11-27, bench/results/h100-2026-11-27-planes,
 // run 2), against one plane: the average gradient 3x3 stride 2 at
 // 112x112, float16 54.5 to 29.9 us, float32 54.6 to 48.9; the max
 // gradient from recorded argmax there, float16 57.5 to 35.9, float32 57.9
 // to 51.7; at 56x56 (2x2) float16 65.8 to 58.0, float32 96.2 to 98.1.
-func gatherPlanes(t Tuning, f Format) int {
+func gatherPlanes(t Tuning, f Format, items int) int {
 	switch {
 	case t.GatherPlanes > 0:
 		return t.GatherPlanes
 	case f == Float16:
-		return 4
+		return fewerPlanes(4, items)
 	}
-	return 2
+	return fewerPlanes(2, items)
 }
 
 // gatherVectorCells returns CX for gathers of images of format f that
@@ -466,7 +468,7 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 	strips, rows := p.gatherItems(loop, cx, gv, j.clipX, j.clipY, j.clipW, j.clipH, baseX, baseY)
 	pz := 1
 	if fits && !loop {
-		pz = gatherPlanes(tune, dy.format)
+		pz = gatherPlanes(tune, dy.format, strips*rows*j.batches*j.channels)
 	}
 	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, ceilDiv(j.batches*j.channels, pz))
 	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar),

@@ -103,7 +103,7 @@ func TestPoolGatherStatistics(t *testing.T) {
 					loop := gatherLoop(g, cx)
 					// dx 112 wide, windows from column -1 (PyTorch's pad 1).
 					gv, gpar := gatherVector(g, tune, cx, loop, dev.Limits(), 0, -1, &Image{w: 112, format: f})
-					pl, err := p.gather(gatherKey{bits: bits, f16: f16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar), pz: int8(gatherPlanes(tune, f)), lx: 32, ly: 8, lz: 1})
+					pl, err := p.gather(gatherKey{bits: bits, f16: f16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar), pz: int8(gatherPlanes(tune, f, 1<<30)), lx: 32, ly: 8, lz: 1})
 					if err != nil {
 						t.Errorf("%v %v: %v", kind, g, err)
 						continue
@@ -113,7 +113,7 @@ func TestPoolGatherStatistics(t *testing.T) {
 						t.Errorf("%v %v: %v", kind, g, err)
 						continue
 					}
-					t.Logf("gather %v %v f16 %v tune %q (cx %d gv %d gpar %d pz %d):\n%s", kind, g, f16, ts, cx, gv, gpar, gatherPlanes(tune, f), st)
+					t.Logf("gather %v %v f16 %v tune %q (cx %d gv %d gpar %d pz %d):\n%s", kind, g, f16, ts, cx, gv, gpar, gatherPlanes(tune, f, 1<<30), st)
 				}
 			}
 		}

@@ -359,31 +359,52 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	if !t.noValues {
 		k.vstore = int8(vectorStore(ps.tune, ox, t.dstW, t.dstBase, t.clipX, t.w))
 	}
-	pz := stripPlanes(ps.tune, pass, src.format)
+	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
 	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
 }
 
+// minPlaneItems is the work items (strips or gather strips, times rows and
+// planes) a dispatch keeps at least when its invocations take several
+// planes: about what fills a large GPU (an H100 holds 270,336
+// invocations at once). On an H100 ResNet-18's global average pool
+// gradient, 16384 planes of one 7x7 strip, took 48 us in float16 over 4
+// planes per invocation against 24 over one (2026-11-27,
+// bench/results/h100-2026-11-27-planes run 4).
+const minPlaneItems = 1 << 17
+
+// fewerPlanes returns pz halved until a dispatch of items work items (at
+// one plane per invocation) keeps minPlaneItems invocations, or 1.
+func fewerPlanes(pz, items int) int {
+	for pz > 1 && items/pz < minPlaneItems {
+		pz /= 2
+	}
+	return pz
+}
+
 // stripPlanes returns the planes one invocation of a direct pass computes,
-// PZ in the shader: t.StripPlanes, or by default 4 for the argmax passes
-// over float16 images, 2 over float32, and 1 for the other passes. On an
+// PZ in the shader, for a dispatch of items strips x rows x planes:
+// t.StripPlanes, or by default 4 for the argmax passes over float16
+// images, 2 over float32 (fewer where the dispatch would be left with
+// under minPlaneItems invocations, fewerPlanes), and 1 for the other
+// passes. On an
 // H100 (2026-11-27, bench/results/h100-2026-11-27-planes, run 2) the
 // float16 argmax pass of max 3x3 stride 2 at 112x112 went from 52.7 to
 // 44.7 us with 4 planes, at 56x56 (2x2) from 64.1 to 56.9; float32 from
 // 55.6 to 49.9 with 2 (90.3 to 92.0 at 56). The value passes lost a
 // little with more planes (their registers doubled).
-func stripPlanes(t Tuning, pass passKind, f Format) int {
+func stripPlanes(t Tuning, pass passKind, f Format, items int) int {
 	switch {
 	case t.StripPlanes > 0:
 		return t.StripPlanes
 	case pass != passArgmax && pass != passArgmaxOnly:
 		return 1
 	case f == Float16:
-		return 4
+		return fewerPlanes(4, items)
 	}
-	return 2
+	return fewerPlanes(2, items)
 }
 
 func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {

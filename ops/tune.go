@@ -46,13 +46,13 @@ type Tuning struct {
 	// 1, else 1).
 	GatherCells int
 	// StripPlanes (pz): planes (batch image and channel) per invocation of
-	// the direct forward passes, 1, 2 or 4: an invocation computes the
+	// the direct forward passes, 1, 2, 4 or 8: an invocation computes the
 	// same strip on each, its columns and bounds worked out once (the
 	// default: 4 for the argmax passes over float16 images, 2 over
 	// float32, 1 for the other passes).
 	StripPlanes int
 	// GatherPlanes (gatherpz): planes per invocation of the gradients'
-	// gathers, 1, 2 or 4, their windows worked out once (the default: 4
+	// gathers, 1, 2, 4 or 8, their windows worked out once (the default: 4
 	// over float16 images, 2 over float32).
 	GatherPlanes int
 	// Workgroup (wg): invocations per workgroup the direct passes and the
@@ -102,10 +102,10 @@ func (t Tuning) Validate() error {
 		return fmt.Errorf("%w: strip width (ox) %d: want 1, 2, 4 or 8", ErrTuning, t.StripWidth)
 	case t.GatherCells != 0 && (t.GatherCells < 1 || t.GatherCells > 8):
 		return fmt.Errorf("%w: gather cells (gathercx) %d: want 1..8", ErrTuning, t.GatherCells)
-	case t.StripPlanes != 0 && t.StripPlanes != 1 && t.StripPlanes != 2 && t.StripPlanes != 4:
-		return fmt.Errorf("%w: strip planes (pz) %d: want 1, 2 or 4", ErrTuning, t.StripPlanes)
-	case t.GatherPlanes != 0 && t.GatherPlanes != 1 && t.GatherPlanes != 2 && t.GatherPlanes != 4:
-		return fmt.Errorf("%w: gather planes (gatherpz) %d: want 1, 2 or 4", ErrTuning, t.GatherPlanes)
+	case t.StripPlanes != 0 && (t.StripPlanes < 1 || t.StripPlanes > 8 || !pow2(t.StripPlanes)):
+		return fmt.Errorf("%w: strip planes (pz) %d: want 1, 2, 4 or 8", ErrTuning, t.StripPlanes)
+	case t.GatherPlanes != 0 && (t.GatherPlanes < 1 || t.GatherPlanes > 8 || !pow2(t.GatherPlanes)):
+		return fmt.Errorf("%w: gather planes (gatherpz) %d: want 1, 2, 4 or 8", ErrTuning, t.GatherPlanes)
 	case t.Workgroup != 0 && (t.Workgroup < 32 || t.Workgroup > 1024 || !pow2(t.Workgroup)):
 		return fmt.Errorf("%w: workgroup (wg) %d: want a power of two in 32..1024", ErrTuning, t.Workgroup)
 	case t.LoadWidth != 0 && (t.LoadWidth < 1 || t.LoadWidth > 8 || !pow2(t.LoadWidth)):

@@ -47,7 +47,7 @@ func TestParseTuningRefuses(t *testing.T) {
 		"ox=0":                    "ox=0: leave the key out",
 		"gathercx=9":              "gather cells (gathercx) 9",
 		"pz=3":                    "strip planes (pz) 3",
-		"gatherpz=8":              "gather planes (gatherpz) 8",
+		"gatherpz=16":             "gather planes (gatherpz) 16",
 		"gathercx=-1":             "gather cells (gathercx) -1",
 		"wg=100":                  "workgroup (wg) 100",
 		"wg=2048":                 "workgroup (wg) 2048",
@@ -98,6 +98,20 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.False(t, argmaxTwoPhase(Tuning{Argmax: ArgmaxFastTapByTap}), "fast tap by tap falls back to tap by tap")
 	assert.True(t, argmaxFast(Tuning{Argmax: ArgmaxFastTwoPhase}))
 	assert.True(t, argmaxTwoPhase(Tuning{Argmax: ArgmaxFastTwoPhase}))
+	// Planes per invocation: by type, fewer where the dispatch would be
+	// small (ResNet-18's global pool gradient: 16384 planes of one strip),
+	// as many as a tuning asks whatever the size.
+	big := 1 << 22
+	assert.Equal(t, 4, gatherPlanes(Tuning{}, Float16, big))
+	assert.Equal(t, 2, gatherPlanes(Tuning{}, Float32, big))
+	assert.Equal(t, 1, gatherPlanes(Tuning{}, Float16, 16384))
+	assert.Equal(t, 2, gatherPlanes(Tuning{}, Float16, 1<<18))
+	assert.Equal(t, 4, gatherPlanes(Tuning{GatherPlanes: 4}, Float32, 10))
+	assert.Equal(t, 1, stripPlanes(Tuning{}, passValues, Float16, big), "value passes keep one plane")
+	assert.Equal(t, 4, stripPlanes(Tuning{}, passArgmaxOnly, Float16, big))
+	assert.Equal(t, 2, stripPlanes(Tuning{}, passArgmax, Float32, big))
+	assert.Equal(t, 1, stripPlanes(Tuning{}, passArgmax, Float32, 1000))
+	assert.Equal(t, 2, stripPlanes(Tuning{StripPlanes: 2}, passValues, Float32, 1000))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))

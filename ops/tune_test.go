@@ -31,6 +31,7 @@ func TestTuningKeepsResults(t *testing.T) {
 		// Several planes per invocation, the last invocation's partly past
 		// the 6 planes.
 		{StripPlanes: 4, GatherPlanes: 4},
+		{StripPlanes: 8, GatherPlanes: 8},
 		{StripPlanes: 2, GatherPlanes: 2, StripWidth: 1, GatherCells: 1, Argmax: ops.ArgmaxTapByTap},
 	}
 	for _, kind := range []ops.PoolingKind{ops.KindMax, ops.KindAverage, ops.KindL2Norm} {
