@@ -43,7 +43,9 @@ type Tuning struct {
 	StripWidth int
 	// GatherCells (gathercx): cells (stride-sized blocks of dx pixels) per
 	// invocation of the gradients' gather, 1..8 (the default: 4 at stride
-	// 1, else 1).
+	// 1; at stride 2, where dx rows take vector stores, 2, or 4 for
+	// float16 images under windows that put a pixel in 3 along x, such as
+	// dilated 3x3 ones; else 1).
 	GatherCells int
 	// StripPlanes (pz): planes (batch image and channel) per invocation of
 	// the direct forward passes, 1, 2, 4 or 8: an invocation computes the
