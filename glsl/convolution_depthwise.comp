@@ -13,7 +13,20 @@
 // c of the dispatch). It loads each input row its windows touch once, the
 // SEG columns they span, and keeps the weights in registers. Outside the
 // input region reads are 0 (a clamped index and a select: no branch per
-// tap).
+// tap). (One index over planes and strips, so that no lane idles where a
+// plane's strips do not fill the workgroup's 16 x 16, ran 5-13% slower on
+// an H100: bench/results/h100-2026-11-27-depthwise, run 2.)
+//
+// QUADS (ops' convDepthwiseQuads: OX a multiple of 4; the input region's width,
+// its first column and every input row's first value multiples of 4, and
+// the same of the destination) loads a row's SEG columns as the aligned
+// quads that hold them (PHASE = first.x mod 4 is where the first column
+// lies in the first quad; a quad is wholly inside the region or wholly
+// outside) and stores each row of OX outputs as quads: a fourth of the
+// load and store instructions, the same values and sums. On an H100
+// (run 2 there), 32x256x56x56 3x3 float32 forward and data gradient went
+// from 132 and 126 us to 77.5 and 75 (89% and 92% of the copy bandwidth),
+// float16 from 98.6 and 97 to 49 and 48; strips of 8 were slower (88, 86).
 // vkmps:variant f16 -DVKMPS_F16
 #include "convolution_common.glsl"
 
@@ -23,17 +36,22 @@ layout(constant_id = 13) const int OY = 1;
 layout(constant_id = 14) const bool BIAS = false;
 layout(constant_id = 15) const bool FLIP = false;
 layout(constant_id = 16) const int MULT = 1;
+layout(constant_id = 17) const bool QUADS = false;
+layout(constant_id = 18) const int PHASE = 0; // QUADS: first.x mod 4
 
 const int KEX = (KW - 1) * DX + 1;
 const int KEY = (KH - 1) * DY + 1;
 const int SEG = (OX - 1) * SX + KEX; // input columns a strip spans
 const int ROWS = (OY - 1) * SY + KEY; // input rows a strip spans
+const int NQ = (PHASE + SEG + 3) / 4;  // QUADS: quads a strip's row spans
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
+layout(std430, binding = 0) readonly buffer Im4 { ELEM4 im4[]; };
 layout(std430, binding = 1) readonly buffer Wt { float wt[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 3) readonly buffer Prelu { float prelu[]; };
 layout(std430, binding = 4) writeonly buffer Dst { ELEM dst[]; };
+layout(std430, binding = 4) writeonly buffer Dst4 { ELEM4 dst4[]; };
 
 layout(push_constant) uniform Push {
 	ivec2 inSize, inOrigin, first, outSize, outOrigin;
@@ -49,6 +67,28 @@ layout(push_constant) uniform Push {
 #define NEURON_PRELU(c) prelu[pc.preluBase + (c)]
 #include "neuron.glsl"
 
+// loadRow returns the SEG input columns from s.x of the row starting at
+// index row (its first column at inOrigin.x), 0 outside the region.
+int col[SEG];
+bool colIn[SEG];
+
+void loadRow(uint row, int sx, out float v[SEG]) {
+	if (QUADS) {
+		int q0 = sx - PHASE; // a multiple of 4
+		[[unroll]] for (int i = 0; i < NQ; i++) {
+			int qx = q0 + 4 * i;
+			bool in_ = uint(qx) < uint(pc.inSize.x);
+			vec4 qv = LOAD4(im4[(row + uint(pc.inOrigin.x + clamp(qx, 0, pc.inSize.x - 4))) / 4u]);
+			[[unroll]] for (int j = 0; j < 4; j++) {
+				int e = 4 * i + j - PHASE;
+				if (e >= 0 && e < SEG) v[e] = in_ ? qv[j] : 0.0;
+			}
+		}
+		return;
+	}
+	[[unroll]] for (int e = 0; e < SEG; e++) v[e] = colIn[e] ? LOAD(im[row + uint(col[e])]) : 0.0;
+}
+
 void main() {
 	ivec2 o = ivec2(gl_GlobalInvocationID.xy) * ivec2(OX, OY);
 	uint plane = gl_GlobalInvocationID.z;
@@ -60,20 +100,18 @@ void main() {
 	[[unroll]] for (int i = 0; i < OX * OY; i++) acc[i] = 0.0;
 	ivec2 s = pc.first + o * ivec2(SX, SY); // input position of the first tap
 	uint base = pc.imBase + b * pc.imBatch + (c / uint(MULT)) * pc.imPlane;
-	// Clamped columns and their validity, shared by every row.
-	int col[SEG];
-	bool colIn[SEG];
-	[[unroll]] for (int e = 0; e < SEG; e++) {
-		int q = s.x + e;
-		colIn[e] = uint(q) < uint(pc.inSize.x);
-		col[e] = pc.inOrigin.x + clamp(q, 0, pc.inSize.x - 1);
+	if (!QUADS) {
+		[[unroll]] for (int e = 0; e < SEG; e++) {
+			int q = s.x + e;
+			colIn[e] = uint(q) < uint(pc.inSize.x);
+			col[e] = pc.inOrigin.x + clamp(q, 0, pc.inSize.x - 1);
+		}
 	}
 	[[unroll]] for (int ir = 0; ir < ROWS; ir++) {
 		int q = s.y + ir;
 		if (uint(q) >= uint(pc.inSize.y)) continue;
-		uint row = base + uint(pc.inOrigin.y + q) * pc.inStride;
 		float v[SEG];
-		[[unroll]] for (int e = 0; e < SEG; e++) v[e] = colIn[e] ? LOAD(im[row + uint(col[e])]) : 0.0;
+		loadRow(base + uint(pc.inOrigin.y + q) * pc.inStride, s.x, v);
 		[[unroll]] for (int oy = 0; oy < OY; oy++) {
 			int dy = ir - oy * SY; // row offset in the window
 			if (dy < 0 || dy >= KEY || dy % DY != 0) continue;
@@ -89,6 +127,16 @@ void main() {
 	[[unroll]] for (int oy = 0; oy < OY; oy++) {
 		if (o.y + oy >= pc.outSize.y) break;
 		uint row = pc.dstBase + b * pc.dstBatch + c * pc.dstPlane + uint(pc.outOrigin.y + o.y + oy) * pc.dstStride;
+		if (QUADS) {
+			// The region's width is a multiple of 4, and so of OX's quads.
+			uint at = (row + uint(pc.outOrigin.x + o.x)) / 4u;
+			[[unroll]] for (int ox = 0; ox < OX; ox += 4) {
+				vec4 r;
+				[[unroll]] for (int j = 0; j < 4; j++) r[j] = neuronForward(acc[oy * OX + ox + j] + bv, c);
+				if (o.x + ox < pc.outSize.x) dst4[at + uint(ox / 4)] = STORE4(r);
+			}
+			continue;
+		}
 		[[unroll]] for (int ox = 0; ox < OX; ox++) {
 			if (o.x + ox >= pc.outSize.x) break;
 			dst[row + uint(pc.outOrigin.x + o.x + ox)] = STORE(neuronForward(acc[oy * OX + ox] + bv, c));

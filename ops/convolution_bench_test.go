@@ -47,6 +47,8 @@ func convBenchShapes() []convBenchShape {
 		{"resnet3x3s2-512", 32, 256, 14, 14, 512, 3, 2, 1, 1, false},
 		{"resnet1x1s2-128", 32, 64, 56, 56, 128, 1, 2, 0, 1, false},
 		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
+		// MobileNet's 14x14 depthwise layers: rows of 14, not quads.
+		{"depthwise3x3-512-14", 32, 512, 14, 14, 512, 3, 1, 1, 512, false},
 		{"vgg3x3-128", 16, 128, 112, 112, 128, 3, 1, 1, 1, false},
 		{"lenet-conv1-b64", 64, 1, 28, 28, 6, 5, 1, 0, 1, false},
 		{"lenet-conv2-b64", 64, 6, 12, 12, 16, 5, 1, 0, 1, false},

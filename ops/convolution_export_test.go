@@ -203,3 +203,15 @@ func ConvTapMajor(k any) (own, grid bool) {
 	}
 	return own, grid
 }
+
+// ConvDepthwiseQuads reports whether a family kernel has made depthwise
+// pipelines that load and store quads (QUADS) and ones that do not.
+func ConvDepthwiseQuads(k any) (quads, single bool) {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionDepthwise {
+			quads = quads || key.quads
+			single = single || !key.quads
+		}
+	}
+	return quads, single
+}

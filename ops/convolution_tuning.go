@@ -125,6 +125,14 @@ type ConvolutionTuning struct {
 	// default where the channels are a multiple of the tile's slice depth;
 	// the same sums in another order).
 	NoPhaseTaps bool
+	// DepthwiseStrip (dwstrip): the outputs along a row each invocation
+	// of a depthwise convolution computes, 1..8, where the input columns
+	// they span fit its registers (default 4).
+	DepthwiseStrip int
+	// NoDepthwiseQuads (dwquads=0): depthwise convolutions load and store
+	// single values, also where their images' rows allow quads (the
+	// default there; the same values and sums).
+	NoDepthwiseQuads bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -169,6 +177,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: cooperative-matrix tile %d: want 0..%d", ErrTuning, t.CoopTile, len(convCoopTiles)-1)
 	case t.Path != ConvolutionPathCoopMat && t.CoopTile != 0:
 		return fmt.Errorf("%w: cooperative-matrix tile %d without the cooperative-matrix path", ErrTuning, t.CoopTile)
+	case t.DepthwiseStrip < 0 || t.DepthwiseStrip > 8:
+		return fmt.Errorf("%w: depthwise strip (dwstrip) %d: want 1..8", ErrTuning, t.DepthwiseStrip)
 	case t.Splits < 0 || t.Splits > 4096:
 		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
 	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
@@ -231,6 +241,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoPhaseTaps {
 		parts = append(parts, "phasetaps=0")
 	}
+	if t.DepthwiseStrip != 0 {
+		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
+	}
+	if t.NoDepthwiseQuads {
+		parts = append(parts, "dwquads=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -240,7 +256,8 @@ func (t ConvolutionTuning) String() string {
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
-// default; 0: off), packed and phasetaps (1: on, the default; 0: off) (see
+// default; 0: off), packed, phasetaps and dwquads (1: on, the default; 0:
+// off), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -329,6 +346,15 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.NoPhaseTaps = n == 0
 			}
+		case "dwstrip":
+			if n < 1 || n > 8 {
+				return ConvolutionTuning{}, fmt.Errorf("%w: dwstrip=%d: want 1..8", ErrTuning, n)
+			}
+			t.DepthwiseStrip = n
+		case "dwquads":
+			if err = flag(); err == nil {
+				t.NoDepthwiseQuads = n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -339,7 +365,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwquads)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

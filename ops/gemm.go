@@ -638,6 +638,8 @@ type convPipeKey struct {
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
 	half         bool  // the Winograd transforms' half builds (U and V as halves)
+	quads        bool  // convolution_depthwise.comp's QUADS
+	phase        int8  // and its PHASE
 }
 
 // convEngine is what every kernel of the family holds: its device and
@@ -811,7 +813,10 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
 	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
-	case spirv.ConvolutionDepthwise, spirv.ConvolutionDataSmall:
+	case spirv.ConvolutionDepthwise:
+		spec["QUADS"], spec["PHASE"] = convBool(k.quads), uint32(k.phase)
+		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
+	case spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
 	}
 	if k.neuron {
@@ -1060,7 +1065,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	}
 	if j.depthwise {
 		choice = convChoice{path: convPathDepthwise}
-		ox, oy := convDepthwiseStrip(j)
+		ox, oy := convDepthwiseStrip(j, e.tune)
 		key.shader, key.tile, key.flip, key.mult, key.ox, key.oy = spirv.ConvolutionDepthwise, -1, j.flip, int32(j.mult), int8(ox), int8(oy)
 		lx, ly, lz := localSize(lim, (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy, j.batches*j.out.channels)
 		key.local, key.ly, key.lz = int32(lx), int16(ly), int16(lz)
@@ -1107,7 +1112,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	// for the values it loads one by one): made per part below.
 	wordsPerPart := f16 && choice.path == convPathTiled && !key.vecB
 	var pl *vk.Pipeline
-	if !wordsPerPart {
+	if !wordsPerPart && !j.depthwise { // depthwise: per dispatch (its QUADS)
 		if pl, err = e.pipeline(key); err != nil {
 			return err
 		}
@@ -1125,7 +1130,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		M: uint32(j.m), K: uint32(j.k), CinG: uint32(j.cinG), Groups: uint32(j.groups),
 	}
 	if j.depthwise {
-		return e.encodeDepthwise(cb, pl, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
+		return e.encodeDepthwise(cb, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
 	}
 	if choice.path == convPathSmall {
 		return e.encodeSmall(cb, pl, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
@@ -1333,15 +1338,34 @@ type convDepthwisePush struct {
 
 // convDepthwiseStrip returns the outputs per invocation of the depthwise
 // kernel: OX columns by OY rows, reusing each loaded row for OY outputs
-// when the stride is 1.
-func convDepthwiseStrip(j *convImageGemm) (ox, oy int) {
+// when the stride is 1. OX is 4, or t.DepthwiseStrip where the strip's
+// input span (SEG) stays within maxSeg.
+func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
+	ox, oy = 4, 1
 	if j.geom[3] == 1 {
-		return 4, 4
+		oy = 4
 	}
-	return 4, 1
+	kex := int(j.geom[0]-1)*int(j.geom[4]) + 1
+	if w := t.DepthwiseStrip; w > 0 && (w-1)*int(j.geom[2])+kex <= maxSeg {
+		ox = w
+	}
+	return ox, oy
 }
 
-func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, pl *vk.Pipeline, key convPipeKey, j *convImageGemm, g *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
+// convDepthwiseQuads reports whether the depthwise kernel of j with ox
+// outputs per strip can load and store quads (its QUADS), but for the
+// bindings' first values, which each dispatch checks: strips of a multiple
+// of 4 outputs, and in the source and the destination a region whose
+// width and first column are multiples of 4 in rows, planes and batch
+// images of multiples of 4 values; not where t refuses it.
+func convDepthwiseQuads(j *convImageGemm, ox int, t ConvolutionTuning) bool {
+	aligned := func(r convRegion) bool {
+		return r.w%4 == 0 && r.x0%4 == 0 && r.stride()%4 == 0 && r.plane()%4 == 0 && r.batch()%4 == 0
+	}
+	return !t.NoDepthwiseQuads && ox%4 == 0 && aligned(j.in) && aligned(j.out)
+}
+
+func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, key convPipeKey, j *convImageGemm, g *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
 	lim := e.dev.Limits()
 	ox, oy := int(key.ox), int(key.oy)
 	firstX, firstY := g.FirstX, g.FirstY
@@ -1352,6 +1376,7 @@ func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, pl *vk.Pipeline, key 
 		kex, key := (j.geom[0]-1)*j.geom[4]+1, (j.geom[1]-1)*j.geom[5]+1
 		firstX, firstY = -firstX-(kex-1), -firstY-(key-1)
 	}
+	strips, rows := (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy
 	pc := convDepthwisePush{
 		InW: g.InW, InH: g.InH, InX0: g.InX0, InY0: g.InY0, FirstX: firstX, FirstY: firstY,
 		OutW: g.OutW, OutH: g.OutH, OutX0: g.OutX0, OutY0: g.OutY0,
@@ -1361,7 +1386,7 @@ func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, pl *vk.Pipeline, key 
 	}
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
-	strips, rows := (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy
+	quads := convDepthwiseQuads(j, ox, e.tune)
 	lz := int(key.lz)
 	maxPlanes := int(lim.MaxComputeWorkGroupCount[2]) * lz
 	return convBatches(lim, spans, chans, j.batches, func(n, nb int) error {
@@ -1373,6 +1398,14 @@ func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, pl *vk.Pipeline, key 
 			binds[0], pc.ImBase = spans[0].bind(align, b, 0, cnt, chans[0])
 			binds[4], pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
 			pc.Planes = uint32(cnt * j.out.channels)
+			k := key
+			if quads && pc.ImBase%4 == 0 && pc.DstBase%4 == 0 {
+				k.quads, k.phase = true, int8(((firstX%4)+4)%4)
+			}
+			pl, err := e.pipeline(k)
+			if err != nil {
+				return err
+			}
 			groups, err := grid3(&lim, strips, rows, int(pc.Planes), int(key.local), int(key.ly), lz)
 			if err != nil {
 				return fmt.Errorf("%s: %w", e.label, err)
