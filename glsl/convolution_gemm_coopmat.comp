@@ -16,6 +16,12 @@
 // but VGG's forward from 1990 to 3009-3522 in three runs of four (1202 in
 // the fourth): bench/results/h100-2026-11-27-fetch.
 // The "pk" builds (gemm_coopmat.glsl's COOP_PACKED) serve VEC_A with VEC_B.
+// SPLITK 1 (MODE_B 0..2) is convolution_gemm.comp's: the tiles of z =
+// s*groups + g sum only k in [s*kChunk, (s+1)*kChunk) and write their raw
+// sums to part[partBase + ((s*groups + g)*M + m)*N + n], and
+// convolution_gemm.comp's SPLITK 2 adds the splits in order and finishes
+// the outputs: a GEMM of few tiles over a long K (the 1x1 data gradients
+// of 2048 channels at 7x7) fills the device.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
 // vkmps:variant f16pk -DVKMPS_F16 -DCOOP_PACKED
@@ -32,12 +38,16 @@ layout(constant_id = 24) const uint CM = 16;      // the device's cooperative ma
 layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
 layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
+layout(constant_id = 28) const uint SPLITK = 0;
 #include "convolution_gemm_head.glsl"
 #ifndef VKMPS_COOP_EMULATE
 #define GEMM_REG_B4 ELEM4 // image quads stay halves until staged
 #endif
 #include "gemm_coopmat.glsl"
 #include "convolution_gemm_fetch.glsl"
+
+layout(std430, binding = 5) writeonly buffer Part { float part[]; };
+uint partAt; // SPLITK 1: the split's first partial sum
 
 // The epilogue's store. A lane's column changes only from one of its
 // subgroup's accumulators to the next along n (SUBGROUP is a multiple of
@@ -49,6 +59,10 @@ void gemmStoreC(uint m, uint n, float v) {
 	m += tileM0;
 	n += tileN0;
 	if (m >= pc.M || n >= nAll) return;
+	if (SPLITK == 1) {
+		part[partAt + m * nAll + n] = v;
+		return;
+	}
 	if (n != storeN) {
 		storeN = n;
 		storeAt = outIndex(n);
@@ -62,8 +76,15 @@ void main() {
 		g = gl_WorkGroupID.z % pc.groups;
 		setPhase(gl_WorkGroupID.z / pc.groups);
 	} else setPhase(0);
+	if (SPLITK == 1) {
+		g = gl_WorkGroupID.z % pc.groups;
+		uint split = gl_WorkGroupID.z / pc.groups;
+		kOff = split * pc.kChunk;
+		kLim = min(kAll, kOff + pc.kChunk);
+		partAt = pc.partBase + (split * pc.groups + g) * pc.M * nAll;
+	}
 	uint t = gl_LocalInvocationID.x;
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
-	gemmRun(max((kAll + BK - 1) / BK, 1u));
+	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1) / BK : 1u); // an empty split writes 0
 	gemmEpilogue();
 }

@@ -154,7 +154,7 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		{"3x3 512 at 7x7", lim, ConvolutionTuning{}, 512, 1568, 4608, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled, 0},
 		{"1x1 512 to 2048", lim, ConvolutionTuning{}, 2048, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
-		{"1x1 2048 to 512 (data gradient)", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathCoopMat, 2},
+		{"1x1 2048 to 512 (data gradient)", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathCoopMat, coopSplitTile},
 		{"1x1 512 to 512", lim, ConvolutionTuning{}, 512, 1568, 512, 1, true, convPathCoopMat, 2},
 		{"1x1 512, fewer units", lim, ConvolutionTuning{ComputeUnits: 32}, 512, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
 		{"1x1 128", lim, ConvolutionTuning{}, 128, 1568, 512, 1, true, convPathTiled, 0},
@@ -168,6 +168,36 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		got := gemmChoose(d.lim, d.t, nil, d.m, d.n, d.k, d.taps, 1, d.f16, true, true)
 		if got.path != d.want || (d.want == convPathCoopMat && got.ctile != d.ctile) {
 			t.Errorf("%s: %+v, want %v tile %d", d.name, got, d.want, d.ctile)
+		}
+	}
+	// Split K: 1x1 windows whose tiles leave multiprocessors idle over a
+	// depth of 1024 or more, on the split tile, two workgroups per
+	// multiprocessor (52 tiles of 128 x 128, 6 splits of 352); never
+	// where the GEMM may not split, its depth is 512 or its window 3x3;
+	// the tuning's count on a forced tile.
+	for _, d := range []struct {
+		name          string
+		t             ConvolutionTuning
+		m, n, k       int
+		split         bool
+		ctile, splits int
+	}{
+		{"2048 to 512", ConvolutionTuning{}, 512, 1568, 2048, true, coopSplitTile, 6},
+		{"2048 to 512, no split", ConvolutionTuning{}, 512, 1568, 2048, false, 2, 1},
+		{"512 to 512", ConvolutionTuning{}, 512, 1568, 512, true, 2, 1},
+		{"512 to 2048", ConvolutionTuning{}, 2048, 1568, 512, true, convCoopDefaultTile, 1},
+		{"3x3 256 to 512 stride 2", ConvolutionTuning{}, 512, 1568, 2304, true, convCoopDefaultTile, 1},
+		{"cooptile=2,splits=4", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2, Splits: 4}, 512, 1568, 2048, true, 2, 4},
+		{"cooptile=3", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, 512, 1568, 2048, true, 3, 6},
+		{"splits=1", ConvolutionTuning{Splits: 1}, 512, 1568, 2048, true, 2, 1},
+	} {
+		taps := 1
+		if strings.HasPrefix(d.name, "3x3") {
+			taps = 9
+		}
+		got := gemmChoose(lim, d.t, nil, d.m, d.n, d.k, taps, 1, true, true, d.split)
+		if got.path != convPathCoopMat || got.ctile != d.ctile || got.splits != d.splits || got.splits*got.chunk < d.k {
+			t.Errorf("%s: %+v, want tile %d in %d splits", d.name, got, d.ctile, d.splits)
 		}
 	}
 	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(32, 8, 16, vk.ComponentFloat32)}

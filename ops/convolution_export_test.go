@@ -215,3 +215,14 @@ func ConvDepthwiseQuads(k any) (quads, single bool) {
 	}
 	return quads, single
 }
+
+// ConvCoopSplitK reports whether a family kernel has made a
+// cooperative-matrix image-GEMM pipeline that splits K (SPLITK 1).
+func ConvCoopSplitK(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionGemmCoopmat && key.splitk == 1 {
+			return true
+		}
+	}
+	return false
+}

@@ -185,6 +185,44 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 		})
 	}
 	t.Run("tiled", func(t *testing.T) { run(t, "tiled", 2, all) })
+	// Split K (splits=3): the tiles of each split write partial sums and
+	// the finishing pass adds them, for every operand mode that splits
+	// (not the strided data gradient's phases).
+	for _, path := range []string{"coopmat", "coopmat-emulated"} {
+		t.Run(path+" split", func(t *testing.T) {
+			probe := must(ops.NewConvolution(dev, pointwise.d))
+			defer probe.Close()
+			if !ops.ConvForcePath(probe, path, 0) {
+				t.Skipf("%s has no cooperative matrices vkmps can use", dev.Info().Name)
+			}
+			var kernels []any
+			force := func(k any) {
+				require.True(t, ops.ConvForcePath(k, path, 0))
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(ops.ConvolutionTuning{Splits: 3}))
+				kernels = append(kernels, k)
+			}
+			r := rand.New(rand.NewSource(16))
+			for _, c := range []convCase{dense, dilated, pointwise} {
+				convRunCase(t, dev, c, r, true, force)
+			}
+			convTCheck(t, dev, transpose, transpose.data(r), true, force)
+			fcCheck(t, dev, fc, r, true, force)
+			splits := 0
+			for _, k := range kernels {
+				if ops.ConvCoopSplitK(k) {
+					splits++
+				}
+			}
+			// Every kernel but the transpose convolution, whose stride of
+			// 2 runs it as the phases of a data gradient, and the dilated
+			// forward where the device's tile is 32 deep: its depth of 24
+			// is one slice (an H100's emulated tile; lavapipe's are
+			// shallower and split it).
+			assert.GreaterOrEqual(t, splits, len(kernels)-2, "kernels whose cooperative-matrix GEMMs split K")
+		})
+	}
 }
 
 // The data gradients of convolutions with few input channels per group

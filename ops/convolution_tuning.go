@@ -65,10 +65,11 @@ type ConvolutionTuning struct {
 	// Splits (splits): the chunks the GEMMs' sums (K) are split into,
 	// 1..4096: the weight gradients' over the batch and the pixels, and
 	// those of the image GEMMs that can split (not the strided data
-	// gradients' phases, not cooperative matrices), whose outputs a second
-	// pass then adds up and finishes (default: weight gradients chosen to
-	// fill the device, a chunk never under one slice of the tile; image
-	// GEMMs unsplit).
+	// gradients' phases), whose outputs a second pass then adds up and
+	// finishes (default: weight gradients chosen to fill the device, a
+	// chunk never under one slice of the tile; image GEMMs on the tiles
+	// unsplit, on cooperative matrices split where their tiles would
+	// leave multiprocessors idle).
 	Splits int
 	// ComputeUnits (units): the multiprocessors the choice spreads work
 	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device

@@ -451,6 +451,9 @@ func convCoopRuns(lim vk.Limits, c convChoice) bool {
 // tile and split count under gemmCost (gemmBest).
 func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, taps, z int, f16, coop, split bool) convChoice {
 	c, forced := gemmForced(lim, t, force, f16, coop)
+	if forced && c.path == convPathCoopMat {
+		return coopImageSplits(lim, t, c, m, n, k, taps, z, split, true)
+	}
 	if forced && c.path != convPathTiled {
 		return c
 	}
@@ -460,7 +463,7 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 		}
 		cc := convChoice{path: convPathCoopMat, ctile: convCoopTileChoose(gemmUnits(lim, t), m, n, z, taps)}
 		if f16 && coop && !t.NoCoopMat && convCoopDefault(m, n, k, taps) && convCoopRuns(lim, cc) {
-			return cc
+			return coopImageSplits(lim, t, cc, m, n, k, taps, z, split, false)
 		}
 	}
 	only := -1
@@ -469,6 +472,51 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 	}
 	return gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only)
 }
+
+// coopImageSplits returns c, a cooperative-matrix choice for z image
+// GEMMs of m x n outputs and depth k, with its split of K
+// (convolution_gemm_coopmat.comp's SPLITK) where split allows one: the
+// tuning's count (splits=N); else, for 1x1 windows (the case measured)
+// whose tiles would leave multiprocessors idle over a depth of
+// coopSplitDepth or more, tile
+// coopSplitTile (unless pinned: a forced tile) in enough splits for two
+// workgroups on each multiprocessor (coopSplits). On an H100
+// (bench/results/h100-2026-11-27-depthwise, run 3) the float16 1x1 data
+// gradient of 2048 to 512 channels at 7x7 (104 tiles of 64 x 128 on 132
+// multiprocessors) took 139 us unsplit, 112.5 on 128 x 128 x 16 tiles in
+// 5 splits, and 131-181 on the other tiles split 2 to 8 ways; split, a
+// depth of 512 (512 to 512 channels) lost (40 us unsplit, 53 and more).
+func coopImageSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, taps, z int, split, pinned bool) convChoice {
+	c.splits, c.chunk = 1, k
+	if !split {
+		return c
+	}
+	units := gemmUnits(lim, t)
+	wgs := func(c convChoice) int {
+		cfg := c.coopTile(lim)
+		return (m + cfg.bm - 1) / cfg.bm * ((n + cfg.bn - 1) / cfg.bn) * z
+	}
+	if t.Splits == 0 {
+		if taps != 1 || wgs(c) >= units || k < coopSplitDepth {
+			return c
+		}
+		if s := (convChoice{path: convPathCoopMat, ctile: coopSplitTile, emu: c.emu}); !pinned && convCoopRuns(lim, s) {
+			c.ctile = coopSplitTile
+		}
+	}
+	want := min(t.Splits, int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
+	c.splits, c.chunk = coopSplits(c.coopTile(lim), units, want, wgs(c), k)
+	if c.splits*z > int(lim.MaxComputeWorkGroupCount[2]) {
+		c.splits, c.chunk = 1, k
+	}
+	return c
+}
+
+// coopSplitDepth and coopSplitTile: see coopImageSplits.
+const (
+	coopSplitDepth = 1024
+	coopSplitTile  = 7 // 128 x 128 x 16 in 2 x 4 subgroups
+)
 
 // convWeightsPlan is how a weight gradient's GEMM runs: the path and tile,
 // and its K (per part of the batch) in splits of chunk.
@@ -1102,6 +1150,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			key.shader, key.coop, key.emu, key.tile = spirv.ConvolutionGemmCoopmat, true, choice.emu, -1
 			key.ctile, key.local = int8(choice.ctile), int32(c.threads())
 			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
+			if choice.splits > 1 {
+				key.splitk = 1
+			}
 		default:
 			key.tile, key.local = -1, 64
 		}
@@ -1136,9 +1187,6 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		return e.encodeSmall(cb, pl, key, j, &pc, spans[:], chans[:], (*[5]vk.BufferRange)(binds[:5]))
 	}
 	nbind := len(binds)
-	if key.coop {
-		nbind = 5
-	}
 	// Split K: the GEMM writes each split's partial sums to scratch, a
 	// second pass (SPLITK 2) adds them and finishes the outputs.
 	var finish *vk.Pipeline
@@ -1155,7 +1203,10 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			return err
 		}
 		pc.KChunk, pc.Splits = uint32(choice.chunk), uint32(choice.splits)
+		// The finishing pass is convolution_gemm.comp's, whichever path
+		// summed the splits.
 		fk := key
+		fk.shader, fk.coop, fk.emu, fk.ctile, fk.packed = spirv.ConvolutionGemm, false, false, 0, false
 		fk.splitk, fk.tile, fk.local, fk.vecA, fk.vecB = 2, -1, 64, false, false
 		if finish, err = e.pipeline(fk); err != nil {
 			return err
