@@ -171,8 +171,8 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		}
 	}
 	// Split K: 1x1 windows whose tiles leave multiprocessors idle over a
-	// depth of 1024 or more, on the split tile, two workgroups per
-	// multiprocessor (52 tiles of 128 x 128, 6 splits of 352); never
+	// depth of 1024 or more, on the split tile, at most two workgroups per
+	// multiprocessor (52 tiles of 128 x 128, 5 splits of 416); never
 	// where the GEMM may not split, its depth is 512 or its window 3x3;
 	// the tuning's count on a forced tile.
 	for _, d := range []struct {
@@ -182,13 +182,13 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		split         bool
 		ctile, splits int
 	}{
-		{"2048 to 512", ConvolutionTuning{}, 512, 1568, 2048, true, coopSplitTile, 6},
+		{"2048 to 512", ConvolutionTuning{}, 512, 1568, 2048, true, coopSplitTile, 5},
 		{"2048 to 512, no split", ConvolutionTuning{}, 512, 1568, 2048, false, 2, 1},
 		{"512 to 512", ConvolutionTuning{}, 512, 1568, 512, true, 2, 1},
 		{"512 to 2048", ConvolutionTuning{}, 2048, 1568, 512, true, convCoopDefaultTile, 1},
 		{"3x3 256 to 512 stride 2", ConvolutionTuning{}, 512, 1568, 2304, true, convCoopDefaultTile, 1},
 		{"cooptile=2,splits=4", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2, Splits: 4}, 512, 1568, 2048, true, 2, 4},
-		{"cooptile=3", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, 512, 1568, 2048, true, 3, 6},
+		{"cooptile=3", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, 512, 1568, 2048, true, 3, 5},
 		{"splits=1", ConvolutionTuning{Splits: 1}, 512, 1568, 2048, true, 2, 1},
 	} {
 		taps := 1
@@ -199,6 +199,10 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		if got.path != convPathCoopMat || got.ctile != d.ctile || got.splits != d.splits || got.splits*got.chunk < d.k {
 			t.Errorf("%s: %+v, want tile %d in %d splits", d.name, got, d.ctile, d.splits)
 		}
+	}
+	// The measured split: 128 slices of 16 in 5 chunks of 26 (416 deep).
+	if got := gemmChoose(lim, ConvolutionTuning{}, nil, 512, 1568, 2048, 1, 1, true, true, true); got.chunk != 416 {
+		t.Errorf("2048 to 512: chunk %d, want 416", got.chunk)
 	}
 	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{shape(16, 16, 16, vk.ComponentFloat16), shape(32, 8, 16, vk.ComponentFloat32)}
 	if convCoopMatSupported(lim) {

@@ -474,18 +474,19 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 }
 
 // coopImageSplits returns c, a cooperative-matrix choice for z image
-// GEMMs of m x n outputs and depth k, with its split of K
-// (convolution_gemm_coopmat.comp's SPLITK) where split allows one: the
-// tuning's count (splits=N); else, for 1x1 windows (the case measured)
-// whose tiles would leave multiprocessors idle over a depth of
-// coopSplitDepth or more, tile
-// coopSplitTile (unless pinned: a forced tile) in enough splits for two
-// workgroups on each multiprocessor (coopSplits). On an H100
-// (bench/results/h100-2026-11-27-depthwise, run 3) the float16 1x1 data
-// gradient of 2048 to 512 channels at 7x7 (104 tiles of 64 x 128 on 132
-// multiprocessors) took 139 us unsplit, 112.5 on 128 x 128 x 16 tiles in
-// 5 splits, and 131-181 on the other tiles split 2 to 8 ways; split, a
-// depth of 512 (512 to 512 channels) lost (40 us unsplit, 53 and more).
+// GEMMs of m x n outputs and depth k from windows of taps taps, with its
+// split of K (convolution_gemm_coopmat.comp's SPLITK) where split allows
+// one: the tuning's count (splits=N); else, for 1x1 windows (the case
+// measured) whose tiles would leave multiprocessors idle over a depth of
+// coopSplitDepth or more, tile coopSplitTile (unless pinned: a forced
+// tile) in as many splits as give each multiprocessor at most two
+// workgroups. On an H100 (bench/results/h100-2026-11-27-depthwise, runs
+// 3 and 4) the float16 1x1 data gradient of 2048 to 512 channels at 7x7
+// (52 tiles of 128 x 128 on 132 multiprocessors) took 139 us unsplit on
+// its 64 x 128 tiles, 112.5-113 on 128 x 128 x 16 tiles in 5 splits (116
+// in 4, 135 in 6, 160 in 8), and 131-181 on the other tiles split 2 to 8
+// ways; split, a depth of 512 (512 to 512 channels) lost (40 us unsplit,
+// 53 and more).
 func coopImageSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, taps, z int, split, pinned bool) convChoice {
 	c.splits, c.chunk = 1, k
 	if !split {
@@ -504,7 +505,11 @@ func coopImageSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, 
 			c.ctile = coopSplitTile
 		}
 	}
-	want := min(t.Splits, int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
+	want := t.Splits
+	if want == 0 {
+		want = max(1, 2*units/wgs(c)) // at most two workgroups per multiprocessor
+	}
+	want = min(want, int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
 	c.splits, c.chunk = coopSplits(c.coopTile(lim), units, want, wgs(c), k)
 	if c.splits*z > int(lim.MaxComputeWorkGroupCount[2]) {
 		c.splits, c.chunk = 1, k
