@@ -17,16 +17,19 @@
 // plane's strips do not fill the workgroup's 16 x 16, ran 5-13% slower on
 // an H100: bench/results/h100-2026-11-27-depthwise, run 2.)
 //
-// QUADS (ops' convDepthwiseQuads: OX a multiple of 4; the input region's width,
-// its first column and every input row's first value multiples of 4, and
-// the same of the destination) loads a row's SEG columns as the aligned
-// quads that hold them (PHASE = first.x mod 4 is where the first column
-// lies in the first quad; a quad is wholly inside the region or wholly
-// outside) and stores each row of OX outputs as quads: a fourth of the
-// load and store instructions, the same values and sums. On an H100
-// (run 2 there), 32x256x56x56 3x3 float32 forward and data gradient went
-// from 132 and 126 us to 77.5 and 75 (89% and 92% of the copy bandwidth),
-// float16 from 98.6 and 97 to 49 and 48; strips of 8 were slower (88, 86).
+// VW (ops' convDepthwiseVector: 4 or 2 where OX is a multiple of it;
+// the input region's width, its first column and every input row's first
+// value multiples of VW, and the same of the destination; else 1) loads a
+// row's SEG columns as the aligned quads (pairs) that hold them (PHASE =
+// first.x mod VW is where the first column lies in the first one; each is
+// wholly inside the region or wholly outside) and stores each row of OX
+// outputs as quads (pairs): a fourth (a half) of the load and store
+// instructions, the same values and sums. On an H100 (run 2 there),
+// 32x256x56x56 3x3 float32 forward and data gradient went from 132 and
+// 126 us to 77.5 and 75 with quads (89% and 92% of the copy bandwidth),
+// float16 from 98.6 and 97 to 49 and 48; strips of 8 were slower (88,
+// 86). Pairs took a 32x512x14x14 layer from 35.4 and 33.4 us to 19.0 and
+// 19.1 (run 5).
 // vkmps:variant f16 -DVKMPS_F16
 #include "convolution_common.glsl"
 
@@ -36,21 +39,23 @@ layout(constant_id = 13) const int OY = 1;
 layout(constant_id = 14) const bool BIAS = false;
 layout(constant_id = 15) const bool FLIP = false;
 layout(constant_id = 16) const int MULT = 1;
-layout(constant_id = 17) const bool QUADS = false;
-layout(constant_id = 18) const int PHASE = 0; // QUADS: first.x mod 4
+layout(constant_id = 17) const int VW = 1;    // values per load and store: 1, 2 or 4
+layout(constant_id = 18) const int PHASE = 0; // first.x mod VW
 
 const int KEX = (KW - 1) * DX + 1;
 const int KEY = (KH - 1) * DY + 1;
 const int SEG = (OX - 1) * SX + KEX; // input columns a strip spans
 const int ROWS = (OY - 1) * SY + KEY; // input rows a strip spans
-const int NQ = (PHASE + SEG + 3) / 4;  // QUADS: quads a strip's row spans
+const int NQ = (PHASE + SEG + VW - 1) / VW; // VW > 1: vectors a strip's row spans
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
+layout(std430, binding = 0) readonly buffer Im2 { ELEM2 im2[]; };
 layout(std430, binding = 0) readonly buffer Im4 { ELEM4 im4[]; };
 layout(std430, binding = 1) readonly buffer Wt { float wt[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 3) readonly buffer Prelu { float prelu[]; };
 layout(std430, binding = 4) writeonly buffer Dst { ELEM dst[]; };
+layout(std430, binding = 4) writeonly buffer Dst2 { ELEM2 dst2[]; };
 layout(std430, binding = 4) writeonly buffer Dst4 { ELEM4 dst4[]; };
 
 layout(push_constant) uniform Push {
@@ -73,14 +78,17 @@ int col[SEG];
 bool colIn[SEG];
 
 void loadRow(uint row, int sx, out float v[SEG]) {
-	if (QUADS) {
-		int q0 = sx - PHASE; // a multiple of 4
+	if (VW > 1) {
+		int q0 = sx - PHASE; // a multiple of VW
 		[[unroll]] for (int i = 0; i < NQ; i++) {
-			int qx = q0 + 4 * i;
+			int qx = q0 + VW * i;
 			bool in_ = uint(qx) < uint(pc.inSize.x);
-			vec4 qv = LOAD4(im4[(row + uint(pc.inOrigin.x + clamp(qx, 0, pc.inSize.x - 4))) / 4u]);
-			[[unroll]] for (int j = 0; j < 4; j++) {
-				int e = 4 * i + j - PHASE;
+			uint at = (row + uint(pc.inOrigin.x + clamp(qx, 0, pc.inSize.x - VW))) / uint(VW);
+			vec4 qv;
+			if (VW == 4) qv = LOAD4(im4[at]);
+			else qv.xy = LOAD2(im2[at]);
+			[[unroll]] for (int j = 0; j < VW; j++) {
+				int e = VW * i + j - PHASE;
 				if (e >= 0 && e < SEG) v[e] = in_ ? qv[j] : 0.0;
 			}
 		}
@@ -100,7 +108,7 @@ void main() {
 	[[unroll]] for (int i = 0; i < OX * OY; i++) acc[i] = 0.0;
 	ivec2 s = pc.first + o * ivec2(SX, SY); // input position of the first tap
 	uint base = pc.imBase + b * pc.imBatch + (c / uint(MULT)) * pc.imPlane;
-	if (!QUADS) {
+	if (VW == 1) {
 		[[unroll]] for (int e = 0; e < SEG; e++) {
 			int q = s.x + e;
 			colIn[e] = uint(q) < uint(pc.inSize.x);
@@ -127,13 +135,15 @@ void main() {
 	[[unroll]] for (int oy = 0; oy < OY; oy++) {
 		if (o.y + oy >= pc.outSize.y) break;
 		uint row = pc.dstBase + b * pc.dstBatch + c * pc.dstPlane + uint(pc.outOrigin.y + o.y + oy) * pc.dstStride;
-		if (QUADS) {
-			// The region's width is a multiple of 4, and so of OX's quads.
-			uint at = (row + uint(pc.outOrigin.x + o.x)) / 4u;
-			[[unroll]] for (int ox = 0; ox < OX; ox += 4) {
+		if (VW > 1) {
+			// The region's width is a multiple of VW, and so of OX.
+			uint at = (row + uint(pc.outOrigin.x + o.x)) / uint(VW);
+			[[unroll]] for (int ox = 0; ox < OX; ox += VW) {
 				vec4 r;
-				[[unroll]] for (int j = 0; j < 4; j++) r[j] = neuronForward(acc[oy * OX + ox + j] + bv, c);
-				if (o.x + ox < pc.outSize.x) dst4[at + uint(ox / 4)] = STORE4(r);
+				[[unroll]] for (int j = 0; j < VW; j++) r[j] = neuronForward(acc[oy * OX + ox + j] + bv, c);
+				if (o.x + ox >= pc.outSize.x) break;
+				if (VW == 4) dst4[at + uint(ox / 4)] = STORE4(r);
+				else dst2[at + uint(ox / 2)] = STORE2(r.xy);
 			}
 			continue;
 		}

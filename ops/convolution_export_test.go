@@ -204,16 +204,18 @@ func ConvTapMajor(k any) (own, grid bool) {
 	return own, grid
 }
 
-// ConvDepthwiseQuads reports whether a family kernel has made depthwise
-// pipelines that load and store quads (QUADS) and ones that do not.
-func ConvDepthwiseQuads(k any) (quads, single bool) {
+// ConvDepthwiseVectors returns the values per load and store (VW: 1, 2,
+// 4) of the depthwise pipelines a family kernel has made, in increasing
+// order.
+func ConvDepthwiseVectors(k any) []int {
+	var ws []int
 	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
 		if key.shader == spirv.ConvolutionDepthwise {
-			quads = quads || key.quads
-			single = single || !key.quads
+			ws = append(ws, int(max(key.vw, 1)))
 		}
 	}
-	return quads, single
+	sort.Ints(ws)
+	return ws
 }
 
 // ConvCoopSplitK reports whether a family kernel has made a

@@ -333,32 +333,35 @@ func TestConvolutionDepthwiseStrips(t *testing.T) {
 	}
 }
 
-// Depthwise convolutions whose rows allow it load and store quads by
-// default, forwards and the data gradients that run on the depthwise
-// kernel (a left pad of 0..3 puts the first
-// column anywhere in its quad), under strips of 4 and 8 outputs, and
-// single values under dwquads=0, strips of other widths, or rows of a
-// width not a multiple of 4; every setting matches the reference.
-func TestConvolutionDepthwiseQuads(t *testing.T) {
+// Depthwise convolutions whose rows allow it load and store quads, or
+// pairs where rows are of an even width only, by default, forwards and
+// the data gradients that run on the depthwise kernel (a left pad of 0..3
+// puts the first column anywhere in its quad), under strips of 4 and 8
+// outputs (pairs under strips of 2 too), and single values under dwvec=0,
+// strips of odd widths, or rows of an odd width; every setting matches
+// the reference.
+func TestConvolutionDepthwiseVectors(t *testing.T) {
 	dev := vktest.Open(t)
 	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
 			StrideX: s, StrideY: s, DilationX: d, DilationY: d}
 	}
 	cases := []struct {
-		name  string
-		c     convCase
-		half  bool
-		quads bool // rows of a multiple of 4 on both sides
+		name string
+		c    convCase
+		half bool
+		vw   int // the widest vector both sides' rows allow
 	}{
-		{"pad 1", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 9, w: 16, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, false, true},
-		{"pad 0 dilated multiplier", convCase{d: desc(3, 3, 6, 1, 2), n: 2, h: 10, w: 16, pads: padding.Pads{Top: 0, Left: 0, Bottom: 0, Right: 0}}, false, true},
-		{"pad 2 strided", convCase{d: desc(5, 2, 2, 2, 1), n: 2, h: 9, w: 24, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 1}, bias: true}, false, true},
-		{"pad 3", convCase{d: desc(3, 2, 2, 1, 1), n: 1, h: 7, w: 12, pads: padding.Pads{Top: 1, Left: 3, Bottom: 1, Right: 3}}, false, true},
-		{"float16", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 6, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, true, true},
-		{"odd width", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 14, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false, false},
+		{"pad 1", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 9, w: 16, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, false, 4},
+		{"pad 0 dilated multiplier", convCase{d: desc(3, 3, 6, 1, 2), n: 2, h: 10, w: 16, pads: padding.Pads{Top: 0, Left: 0, Bottom: 0, Right: 0}}, false, 4},
+		{"pad 2 strided", convCase{d: desc(5, 2, 2, 2, 1), n: 2, h: 9, w: 24, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 1}, bias: true}, false, 4},
+		{"pad 3", convCase{d: desc(3, 2, 2, 1, 1), n: 1, h: 7, w: 12, pads: padding.Pads{Top: 1, Left: 3, Bottom: 1, Right: 3}}, false, 4},
+		{"float16", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 6, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, true, 4},
+		{"width 14", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 14, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, false, 2},
+		{"width 10 pad 2 float16", convCase{d: desc(5, 2, 4, 1, 1), n: 2, h: 6, w: 10, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, true, 2},
+		{"odd width", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 13, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false, 1},
 	}
-	for _, text := range []string{"", "dwstrip=8", "dwquads=0", "dwstrip=2", "dwstrip=8,dwquads=0", "dwstrip=5"} {
+	for _, text := range []string{"", "dwstrip=8", "dwvec=0", "dwstrip=2", "dwstrip=8,dwvec=0", "dwstrip=5"} {
 		tu, err := ops.ParseConvolutionTuning(text)
 		require.NoError(t, err)
 		for _, c := range cases {
@@ -378,16 +381,26 @@ func TestConvolutionDepthwiseQuads(t *testing.T) {
 						grad = k
 					}
 				})
+				// The widest vector the strip and the rows allow.
+				strip := tu.DepthwiseStrip
+				if strip == 0 {
+					strip = 4
+				}
+				want := 1
+				for _, w := range []int{4, 2} {
+					if !tu.NoDepthwiseVectors && strip%w == 0 && c.vw%w == 0 {
+						want = w
+						break
+					}
+				}
 				// The data gradients of stride 1 without a multiplier run
 				// on the depthwise kernel too; the others are GEMMs.
-				want := c.quads && !tu.NoDepthwiseQuads && (tu.DepthwiseStrip == 0 || tu.DepthwiseStrip == 8)
 				for _, k := range []any{fwd, grad} {
-					quads, single := ops.ConvDepthwiseQuads(k)
-					if k == grad && !quads && !single {
+					ws := ops.ConvDepthwiseVectors(k)
+					if k == grad && len(ws) == 0 {
 						continue
 					}
-					assert.Equal(t, want, quads, "%T quads", k)
-					assert.Equal(t, !want, single, "%T single values", k)
+					assert.Equal(t, []int{want}, ws, "%T", k)
 				}
 			})
 		}

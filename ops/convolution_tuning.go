@@ -130,10 +130,10 @@ type ConvolutionTuning struct {
 	// of a depthwise convolution computes, 1..8, where the input columns
 	// they span fit its registers (default 4).
 	DepthwiseStrip int
-	// NoDepthwiseQuads (dwquads=0): depthwise convolutions load and store
-	// single values, also where their images' rows allow quads (the
-	// default there; the same values and sums).
-	NoDepthwiseQuads bool
+	// NoDepthwiseVectors (dwvec=0): depthwise convolutions load and store
+	// single values, also where their images' rows allow quads or pairs
+	// (the default there; the same values and sums).
+	NoDepthwiseVectors bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -245,8 +245,8 @@ func (t ConvolutionTuning) String() string {
 	if t.DepthwiseStrip != 0 {
 		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
 	}
-	if t.NoDepthwiseQuads {
-		parts = append(parts, "dwquads=0")
+	if t.NoDepthwiseVectors {
+		parts = append(parts, "dwvec=0")
 	}
 	return strings.Join(parts, ",")
 }
@@ -257,7 +257,7 @@ func (t ConvolutionTuning) String() string {
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
-// default; 0: off), packed, phasetaps and dwquads (1: on, the default; 0:
+// default; 0: off), packed, phasetaps and dwvec (1: on, the default; 0:
 // off), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
@@ -352,9 +352,9 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				return ConvolutionTuning{}, fmt.Errorf("%w: dwstrip=%d: want 1..8", ErrTuning, n)
 			}
 			t.DepthwiseStrip = n
-		case "dwquads":
+		case "dwvec":
 			if err = flag(); err == nil {
-				t.NoDepthwiseQuads = n == 0
+				t.NoDepthwiseVectors = n == 0
 			}
 		case "splits", "units":
 			if n == 0 {
@@ -366,7 +366,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwquads)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -691,7 +691,7 @@ type convPipeKey struct {
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
 	half         bool  // the Winograd transforms' half builds (U and V as halves)
-	quads        bool  // convolution_depthwise.comp's QUADS
+	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
 }
 
@@ -867,7 +867,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 	case spirv.ConvolutionDepthwise:
-		spec["QUADS"], spec["PHASE"] = convBool(k.quads), uint32(k.phase)
+		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
 	case spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
@@ -1168,7 +1168,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	// for the values it loads one by one): made per part below.
 	wordsPerPart := f16 && choice.path == convPathTiled && !key.vecB
 	var pl *vk.Pipeline
-	if !wordsPerPart && !j.depthwise { // depthwise: per dispatch (its QUADS)
+	if !wordsPerPart && !j.depthwise { // depthwise: per dispatch (its VW)
 		if pl, err = e.pipeline(key); err != nil {
 			return err
 		}
@@ -1408,17 +1408,22 @@ func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
 	return ox, oy
 }
 
-// convDepthwiseQuads reports whether the depthwise kernel of j with ox
-// outputs per strip can load and store quads (its QUADS), but for the
-// bindings' first values, which each dispatch checks: strips of a multiple
-// of 4 outputs, and in the source and the destination a region whose
-// width and first column are multiples of 4 in rows, planes and batch
-// images of multiples of 4 values; not where t refuses it.
-func convDepthwiseQuads(j *convImageGemm, ox int, t ConvolutionTuning) bool {
-	aligned := func(r convRegion) bool {
-		return r.w%4 == 0 && r.x0%4 == 0 && r.stride()%4 == 0 && r.plane()%4 == 0 && r.batch()%4 == 0
+// convDepthwiseVector returns the values per load and store (its VW) of
+// the depthwise kernel of j with ox outputs per strip, but for the
+// bindings' first values, which each dispatch checks: 4 or 2 where ox is
+// a multiple and, in the source and the destination, the region's width
+// and first column are multiples of it in rows, planes and batch images
+// of multiples of it; else (or where t refuses it) 1.
+func convDepthwiseVector(j *convImageGemm, ox int, t ConvolutionTuning) int {
+	aligned := func(r convRegion, w int) bool {
+		return r.w%w == 0 && r.x0%w == 0 && r.stride()%w == 0 && r.plane()%w == 0 && r.batch()%w == 0
 	}
-	return !t.NoDepthwiseQuads && ox%4 == 0 && aligned(j.in) && aligned(j.out)
+	for _, w := range []int{4, 2} {
+		if !t.NoDepthwiseVectors && ox%w == 0 && aligned(j.in, w) && aligned(j.out, w) {
+			return w
+		}
+	}
+	return 1
 }
 
 func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, key convPipeKey, j *convImageGemm, g *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
@@ -1442,7 +1447,7 @@ func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, key convPipeKey, j *c
 	}
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
-	quads := convDepthwiseQuads(j, ox, e.tune)
+	vw := convDepthwiseVector(j, ox, e.tune)
 	lz := int(key.lz)
 	maxPlanes := int(lim.MaxComputeWorkGroupCount[2]) * lz
 	return convBatches(lim, spans, chans, j.batches, func(n, nb int) error {
@@ -1455,8 +1460,9 @@ func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, key convPipeKey, j *c
 			binds[4], pc.DstBase = spans[1].bind(align, b, 0, cnt, chans[1])
 			pc.Planes = uint32(cnt * j.out.channels)
 			k := key
-			if quads && pc.ImBase%4 == 0 && pc.DstBase%4 == 0 {
-				k.quads, k.phase = true, int8(((firstX%4)+4)%4)
+			if vw > 1 && pc.ImBase%uint32(vw) == 0 && pc.DstBase%uint32(vw) == 0 {
+				w := int32(vw)
+				k.vw, k.phase = int8(vw), int8(((firstX%w)+w)%w)
 			}
 			pl, err := e.pipeline(k)
 			if err != nil {
