@@ -293,6 +293,13 @@ func TestConvolutionSmallChannelsGather(t *testing.T) {
 	}
 }
 
+// depthwiseDesc is a depthwise convolution of k x k taps from c channels
+// to o (a multiple of c), strides sx, sy and dilations dx, dy.
+func depthwiseDesc(k, c, o, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
+	return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
+		StrideX: sx, StrideY: sy, DilationX: dx, DilationY: dy}
+}
+
 // Depthwise convolutions run on their kernels' strips and match the
 // reference, forward and gradients: weight gradients with dilation,
 // unequal strides, a channel multiplier, asymmetric pads, rows that end
@@ -300,10 +307,7 @@ func TestConvolutionSmallChannelsGather(t *testing.T) {
 // strip with left pads 0..3, strided and dilated, float16 too.
 func TestConvolutionDepthwiseStrips(t *testing.T) {
 	dev := vktest.Open(t)
-	desc := func(k, c, o, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
-		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
-			StrideX: sx, StrideY: sy, DilationX: dx, DilationY: dy}
-	}
+	desc := depthwiseDesc
 	for _, c := range []struct {
 		name string
 		c    convCase
@@ -342,10 +346,7 @@ func TestConvolutionDepthwiseStrips(t *testing.T) {
 // the reference.
 func TestConvolutionDepthwiseVectors(t *testing.T) {
 	dev := vktest.Open(t)
-	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor {
-		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: c,
-			StrideX: s, StrideY: s, DilationX: d, DilationY: d}
-	}
+	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor { return depthwiseDesc(k, c, o, s, s, d, d) }
 	cases := []struct {
 		name string
 		c    convCase
