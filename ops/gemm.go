@@ -44,9 +44,11 @@ import (
 // and are added in a fixed order by glsl/convolution_reduce.comp, so the
 // results repeat bit for bit without atomics; the bias gradient comes out
 // of the same tiles (row sums of dy). Image GEMMs can split K the same way
-// (convolution_gemm.comp's SPLITK), a second pass adding the splits and
-// finishing the outputs, where a ConvolutionTuning asks (not by default:
-// slow on an H100, see gemmBest).
+// (convolution_gemm.comp's and convolution_gemm_coopmat.comp's SPLITK), a
+// second pass adding the splits and finishing the outputs: on the tiles
+// where a ConvolutionTuning asks (not by default: slow on an H100, see
+// gemmBest), on cooperative matrices also by default for deep 1x1 GEMMs
+// of too few tiles to fill the device (coopImageSplits).
 
 // gemmConfig is one tile shape of glsl/gemm.glsl.
 type gemmConfig struct{ bm, bn, bk, tm, tn int }
