@@ -378,3 +378,53 @@ func TestConvWeightsCoop(t *testing.T) {
 		}
 	}
 }
+
+// The depthwise kernel's strip width and vector width: dwstrip where the
+// strip's input span fits maxSeg (else 4); quads, pairs or single values
+// by the widest width that divides the strip and both regions' width,
+// first column, rows, planes and batch images; single values under
+// dwvec=0.
+func TestConvDepthwiseStripAndVector(t *testing.T) {
+	geom := func(k, s, d int32) [6]int32 { return [6]int32{k, k, s, s, d, d} }
+	for _, c := range []struct {
+		name   string
+		geom   [6]int32
+		tune   ConvolutionTuning
+		ox, oy int
+	}{
+		{"default", geom(3, 1, 1), ConvolutionTuning{}, 4, 4},
+		{"strided", geom(3, 2, 1), ConvolutionTuning{}, 4, 1},
+		{"dwstrip=8", geom(3, 1, 1), ConvolutionTuning{DepthwiseStrip: 8}, 8, 4},
+		// 11 taps dilated 3 (31 columns) at stride 2: 8 outputs span 45 > maxSeg.
+		{"dwstrip=8 too wide", geom(11, 2, 3), ConvolutionTuning{DepthwiseStrip: 8}, 4, 1},
+	} {
+		ox, oy := convDepthwiseStrip(&convImageGemm{geom: c.geom}, c.tune)
+		if ox != c.ox || oy != c.oy {
+			t.Errorf("%s: strip %dx%d, want %dx%d", c.name, ox, oy, c.ox, c.oy)
+		}
+	}
+	region := func(w, h, x0, rw int) convRegion {
+		return convRegion{im: &Image{w: w, h: h, cTotal: 3}, channels: 3, x0: x0, w: rw, h: h}
+	}
+	for _, c := range []struct {
+		name    string
+		in, out convRegion
+		ox      int
+		tune    ConvolutionTuning
+		want    int
+	}{
+		{"quads", region(16, 5, 0, 16), region(16, 5, 0, 16), 4, ConvolutionTuning{}, 4},
+		{"rows of 14", region(14, 5, 0, 14), region(14, 5, 0, 14), 4, ConvolutionTuning{}, 2},
+		{"first column 2", region(16, 5, 2, 12), region(16, 5, 0, 16), 4, ConvolutionTuning{}, 2},
+		{"region width 6 in rows of 16", region(16, 5, 4, 6), region(16, 5, 0, 16), 4, ConvolutionTuning{}, 2},
+		{"odd destination", region(16, 5, 0, 16), region(13, 5, 0, 13), 4, ConvolutionTuning{}, 1},
+		{"planes of 15", region(5, 3, 0, 5), region(5, 3, 0, 5), 4, ConvolutionTuning{}, 1},
+		{"strip of 2", region(16, 5, 0, 16), region(16, 5, 0, 16), 2, ConvolutionTuning{}, 2},
+		{"strip of 5", region(16, 5, 0, 16), region(16, 5, 0, 16), 5, ConvolutionTuning{}, 1},
+		{"dwvec=0", region(16, 5, 0, 16), region(16, 5, 0, 16), 4, ConvolutionTuning{NoDepthwiseVectors: true}, 1},
+	} {
+		if got := convDepthwiseVector(&convImageGemm{in: c.in, out: c.out}, c.ox, c.tune); got != c.want {
+			t.Errorf("%s: %d values per load, want %d", c.name, got, c.want)
+		}
+	}
+}
