@@ -10,6 +10,7 @@
 //     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
 //     quads along k with VEC_A (T and uBase multiples of 4); an empty
 //     split writes 0.
+// VEC_C: results stored as quads (see main).
 // vkmps:variant t0 -DGEMM_TILE0
 #include "convolution_winograd_common.glsl"
 
@@ -33,6 +34,7 @@ layout(constant_id = 5) const uint TN = 4;
 layout(constant_id = 12) const int MODE = 0;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;
+layout(constant_id = 20) const bool VEC_C = false;
 const bool A_KFAST = MODE == 1;
 const bool B_KFAST = MODE == 1;
 
@@ -101,6 +103,20 @@ void main() {
 	}
 	vRow = pc.vBase + xi * pc.C * pc.T;
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);
+	// With VEC_C (gN and xRow multiples of 4: a quad of columns lies
+	// wholly inside or wholly past gN) each accumulator quad, 4
+	// neighbouring columns, is one 16-byte store, a warp's stores filling
+	// whole rows of its tile; else one value at a time.
+	if (VEC_C) {
+		[[unroll]] for (uint q = 0; q < TN / 4; q++) {
+			uint n = tileN0 + gemmCol(t, q * 4u);
+			[[unroll]] for (uint i = 0; i < TM; i++) {
+				uint m = tileM0 + gemmRow(t, i);
+				if (m < gM && n < gN) scr4[(xRow + m * gN + n) / 4u] = acc[i * (TN / 4) + q];
+			}
+		}
+		return;
+	}
 	[[unroll]] for (uint i = 0; i < TM; i++) {
 		uint m = tileM0 + gemmRow(t, i);
 		if (m >= gM) continue;

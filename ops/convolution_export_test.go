@@ -228,3 +228,14 @@ func ConvCoopSplitK(k any) bool {
 	}
 	return false
 }
+
+// ConvWinogradQuadStores reports whether a family kernel has made a
+// Winograd product pipeline on the tiles that stores quads.
+func ConvWinogradQuadStores(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionWinogradGemm && key.vecC {
+			return true
+		}
+	}
+	return false
+}

@@ -10,7 +10,8 @@ import (
 // TestConvPipelineStatistics prints the driver compiler's statistics
 // (registers, instructions, spills, where it reports them) of the
 // family's GEMM pipelines for a 3x3 convolution: the image GEMM and the
-// weight gradient on every tile, the small-channel gather, and on every
+// weight gradient on every tile, the Winograd products (convolution and
+// weight gradient) on every tile, the small-channel gather, and on every
 // cooperative-matrix tile the GEMM and the Winograd products. A diagnosis aid for the GPU machine, run with
 //
 //	VKMPS_CONV_STATS=1 go test ./ops -run TestConvPipelineStatistics -v
@@ -47,6 +48,17 @@ func TestConvPipelineStatistics(t *testing.T) {
 					modeA: gemmATransposed, modeB: gemmBGather}},
 				named{"weight gradient " + c.String() + suffix, convPipeKey{shader: spirv.ConvolutionGemmWeights, f16: f16, tile: int8(i), local: local, geom: geom}})
 		}
+	}
+	for i, tile := range gemmTiles {
+		if !tile.cfg.fits(dev.Limits()) {
+			continue
+		}
+		local := int32(tile.cfg.threads())
+		keys = append(keys,
+			named{"Winograd products " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, vecB: true}},
+			named{"Winograd weight-gradient products " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true}},
+			named{"Winograd products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, vecB: true, vecC: true}},
+			named{"Winograd weight-gradient products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecC: true}})
 	}
 	keys = append(keys, named{"small-channel gather 7x7/2", convPipeKey{shader: spirv.ConvolutionDataSmall, tile: -1, local: 32, ly: 8, lz: 1,
 		geom: [6]int32{7, 7, 2, 2, 1, 1}, ox: 8, cin: 3}})

@@ -134,6 +134,11 @@ type ConvolutionTuning struct {
 	// single values, also where their images' rows allow quads or pairs
 	// (the default there; the same values and sums).
 	NoDepthwiseVectors bool
+	// NoWinogradQuads (winoquads=0): the Winograd products on the tiles
+	// store their results value by value, also where their rows allow
+	// quads (the default there: one 16-byte store per 4 neighbouring
+	// results; the same values).
+	NoWinogradQuads bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -248,6 +253,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoDepthwiseVectors {
 		parts = append(parts, "dwvec=0")
 	}
+	if t.NoWinogradQuads {
+		parts = append(parts, "winoquads=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -257,8 +265,8 @@ func (t ConvolutionTuning) String() string {
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
-// default; 0: off), packed, phasetaps and dwvec (1: on, the default; 0:
-// off), dwstrip (1..8) (see
+// default; 0: off), packed, phasetaps, dwvec and winoquads (1: on, the
+// default; 0: off), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -356,6 +364,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.NoDepthwiseVectors = n == 0
 			}
+		case "winoquads":
+			if err = flag(); err == nil {
+				t.NoWinogradQuads = n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -366,7 +378,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec, winoquads)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -314,6 +314,8 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 			if tiles%4 == 0 && pc.VBase%4 == 0 {
 				k := gk
 				k.vecB = true
+				// Quads of X along the tiles (its rows start on quads).
+				k.vecC = !p.coop && pc.XBase%4 == 0 && !e.tune.NoWinogradQuads
 				// Quads of U along m too, on cooperative matrices (U's
 				// rows are M halves from a multiple of 4).
 				k.vecA = p.coop && j.m%4 == 0 && p.uOff%2 == 0
@@ -530,6 +532,9 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		// Quads of D (and on cooperative matrices of V) along the tiles.
 		keys[2].vecA, keys[2].vecB = true, p.coop
 	}
+	// Quads of the partial sums along the channels (rows of C values
+	// from pOff) where C and pOff are multiples of 4.
+	keys[2].vecC = !p.coop && j.cinG%4 == 0 && p.pOff%4 == 0 && !e.tune.NoWinogradQuads
 	var pls [4]*vk.Pipeline
 	for i, k := range keys {
 		if pls[i], err = e.pipeline(k); err != nil {

@@ -56,6 +56,61 @@ func TestConvolutionWinograd(t *testing.T) {
 	}
 }
 
+// The Winograd products on the tiles store their results as quads where
+// the rows allow it (a forward's or data gradient's over tiles in
+// multiples of 4, a weight gradient's over input channels in multiples
+// of 4) and value by value elsewhere or under winoquads=0, on every
+// products' tile, with results matching the reference either way.
+func TestConvolutionWinogradQuadStores(t *testing.T) {
+	dev := vktest.Open(t)
+	d := func(in, out int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	}
+	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	cases := []struct {
+		name  string
+		c     convCase
+		quads [2]bool // the forward's products, the gradient's
+	}{
+		// 2 x 3 x 4 tiles, 8 input channels: every product.
+		{"quads", convCase{d: d(8, 5), n: 2, h: 9, w: 13, pads: pad1, bias: true}, [2]bool{true, true}},
+		// 3 x 3 tiles, 8 input channels: the weight gradient's only.
+		{"odd tiles", convCase{d: d(8, 4), n: 1, h: 10, w: 11, pads: pad1}, [2]bool{false, true}},
+		// 3 x 3 tiles, 6 input channels: none.
+		{"odd tiles and channels", convCase{d: d(6, 8), n: 1, h: 10, w: 11, pads: pad1, bias: true}, [2]bool{false, false}},
+	}
+	for tile := 0; tile < ops.ConvTileCount(); tile++ {
+		for _, text := range []string{"", "winoquads=0"} {
+			tu, err := ops.ParseConvolutionTuning(text)
+			require.NoError(t, err)
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("%s/%s/%s", ops.ConvTileName(tile), text, c.name), func(t *testing.T) {
+					var fwd, grad any
+					convRunCase(t, dev, c.c, rand.New(rand.NewSource(5)), false, func(k any) {
+						require.NoError(t, k.(interface {
+							SetTuning(ops.ConvolutionTuning) error
+						}).SetTuning(tu))
+						if !ops.ConvForcePath(k, "winograd", tile) {
+							t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
+						}
+						switch k.(type) {
+						case *ops.Convolution:
+							fwd = k
+						case *ops.ConvolutionGradient:
+							grad = k
+						}
+					})
+					require.Equal(t, "winograd", ops.ConvLastWeightsPath(grad))
+					for i, k := range []any{fwd, grad} {
+						assert.Equal(t, c.quads[i] && !tu.NoWinogradQuads, ops.ConvWinogradQuadStores(k), "%T: quad stores", k)
+					}
+				})
+			}
+		}
+	}
+}
+
 // winogradCheck runs cases (convRunCase: the convolution and its
 // gradients) and a transpose convolution with its gradients (the first
 // case's geometry), every kernel forced by force, against the reference

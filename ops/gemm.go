@@ -684,6 +684,7 @@ type convPipeKey struct {
 	local        int32
 	ly, lz       int16 // depthwise workgroup y and z
 	vecA, vecB   bool  // quad loads of A, B (convolution_gemm.comp)
+	vecC         bool  // quad stores of the results (convolution_winograd_gemm.comp)
 	coop         bool  // convolution_gemm_coopmat.comp with convCoopTiles[ctile]
 	ctile        int8  // its tile
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
@@ -868,6 +869,9 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
 	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
+		if k.shader == spirv.ConvolutionWinogradGemm {
+			spec["VEC_C"] = convBool(k.vecC)
+		}
 	case spirv.ConvolutionDepthwise:
 		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
