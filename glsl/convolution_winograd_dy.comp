@@ -3,7 +3,9 @@
 // convolution_winograd_common.glsl): one invocation per (tile t, channel
 // m), x along t, y along m: D[xi][m][t] = (A dy A^T)[i][j], dy the 4x4
 // block of tile t in the dy region (inSize pixels at inOrigin), 0
-// outside it. The "f16half" build (WINO_HALF, the products on
+// outside it. With CHANNELS_FAST (the products on the tiles) it stores
+// D[xi][t][m] instead, workgroups of 8 channels by 8 tiles (x along m,
+// y along t). The "f16half" build (WINO_HALF, the products on
 // cooperative matrices) stores D divided by WINO_HALF_SCALE as halves.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant f16half -DVKMPS_F16 -DWINO_HALF
@@ -13,6 +15,7 @@ layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
 layout(std430, binding = 1) writeonly buffer Scr { SCR_ELEM scr[]; };
 
 layout(local_size_x = 64) in;
+layout(constant_id = 22) const bool CHANNELS_FAST = false;
 
 // a returns A y for a column y0..y3 (A = (A^T)^T, 6 x 4).
 void a(float y0, float y1, float y2, float y3, out float r[6]) {
@@ -26,6 +29,14 @@ void a(float y0, float y1, float y2, float y3, out float r[6]) {
 
 void main() {
 	uint t = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
+	if (CHANNELS_FAST) {
+		// Each workgroup a block of 8 channels by 8 tiles, channels
+		// fastest: a warp's stores fill 32-byte sectors, and its loads
+		// read 4 neighbouring tiles of each of 8 planes.
+		uint l = gl_LocalInvocationID.x;
+		m = gl_WorkGroupID.x * 8u + l % 8u;
+		t = gl_WorkGroupID.y * 8u + l / 8u;
+	}
 	if (t >= pc.T || m >= pc.M) return;
 	uint per = pc.tilesX * pc.tilesY;
 	uint b = t / per, r = t % per;
@@ -48,7 +59,7 @@ void main() {
 		a(d[0][x], d[1][x], d[2][x], d[3][x], col);
 		[[unroll]] for (int i = 0; i < 6; i++) h[i][x] = col[i];
 	}
-	uint at = SCR_PER_SLOT * pc.uBase + m * pc.T + t, step = pc.M * pc.T;
+	uint at = SCR_PER_SLOT * pc.uBase + (CHANNELS_FAST ? t * pc.M + m : m * pc.T + t), step = pc.M * pc.T;
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		float v[6];
 		a(h[i][0], h[i][1], h[i][2], h[i][3], v);

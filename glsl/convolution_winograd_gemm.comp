@@ -9,7 +9,10 @@
 //   MODE 1 (weight gradient): P[s][xi][m][n] = sum over the tiles k of
 //     split s of D[xi][m][k] * V[xi][n][k]: A and B with k fastest, A as
 //     quads along k with VEC_A (T and uBase multiples of 4); an empty
-//     split writes 0.
+//     split writes 0. With CHANNELS_FAST, D[xi][k][m] and V[xi][k][n]
+//     instead (the transforms' CHANNELS_FAST): A and B as in MODE 0, as
+//     quads along m with VEC_A (M and uBase multiples of 4) and along n
+//     with VEC_B (C and vBase multiples of 4).
 // VEC_C: results stored as quads (see main).
 // vkmps:variant t0 -DGEMM_TILE0
 #include "convolution_winograd_common.glsl"
@@ -35,8 +38,10 @@ layout(constant_id = 12) const int MODE = 0;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;
 layout(constant_id = 20) const bool VEC_C = false;
-const bool A_KFAST = MODE == 1;
-const bool B_KFAST = MODE == 1;
+layout(constant_id = 22) const bool CHANNELS_FAST = false;
+const bool KFAST = MODE == 1 && !CHANNELS_FAST; // A and B with k fastest
+const bool A_KFAST = KFAST;
+const bool B_KFAST = KFAST;
 
 #include "gemm.glsl"
 
@@ -50,8 +55,9 @@ void gemmFetchA(uint kt) {
 			if (r * GEMM_T + t >= QA) break;
 			uvec2 p = gemmPosA4(t, r);
 			uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
-			// k and kLim are multiples of 4 here (T is; so is kChunk).
-			ra4[r] = m < gM && k < kLim ? scr4[(uRow + m * pc.T + k) / 4u] : vec4(0.0);
+			// KFAST: k and kLim are multiples of 4 here (T is; so is
+			// kChunk); else m and gM are.
+			ra4[r] = m < gM && k < kLim ? scr4[(uRow + (KFAST ? m * pc.T + k : k * gM + m)) / 4u] : vec4(0.0);
 		}
 		return;
 	}
@@ -59,7 +65,7 @@ void gemmFetchA(uint kt) {
 		uvec2 p = gemmPosA(t, r);
 		uint m = tileM0 + p.x, k = kOff + kt * BK + p.y;
 		bool in_ = m < gM && k < kLim;
-		ra[r] = in_ ? scr[MODE == 1 ? uRow + m * pc.T + k : uRow + k * pc.M + m] : 0.0;
+		ra[r] = in_ ? scr[KFAST ? uRow + m * pc.T + k : uRow + k * gM + m] : 0.0;
 	}
 }
 
@@ -70,14 +76,14 @@ void gemmFetchB(uint kt) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
 			uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
-			rb4[r] = k < kLim && n < gN ? scr4[(vRow + k * pc.T + n) / 4u] : vec4(0.0);
+			rb4[r] = k < kLim && n < gN ? scr4[(vRow + k * gN + n) / 4u] : vec4(0.0);
 		}
 		return;
 	}
 	[[unroll]] for (uint r = 0; r < RB; r++) {
 		uvec2 p = gemmPosB(t, r);
 		uint k = kOff + kt * BK + p.x, n = tileN0 + p.y;
-		rb[r] = k < kLim && n < gN ? scr[vRow + (MODE == 1 ? n * pc.T + k : k * pc.T + n)] : 0.0;
+		rb[r] = k < kLim && n < gN ? scr[vRow + (KFAST ? n * pc.T + k : k * gN + n)] : 0.0;
 	}
 }
 

@@ -2,7 +2,9 @@
 // The Winograd source transform (see convolution_winograd_common.glsl):
 // one invocation per (tile t, channel c), x along t, y along c:
 // V[xi][c][t] = (B^T d B)[i][j], d the 6x6 source block of tile t, 0
-// outside the source region. The "f16half" build (WINO_HALF, the
+// outside the source region. With CHANNELS_FAST (weight gradients'
+// products on the tiles) it stores V[xi][t][c] instead, workgroups of 8
+// channels by 8 tiles (x along c, y along t). The "f16half" build (WINO_HALF, the
 // products on cooperative matrices) stores V divided by WINO_HALF_SCALE as
 // halves (see convolution_winograd_common.glsl).
 // vkmps:variant f16 -DVKMPS_F16
@@ -13,6 +15,7 @@ layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
 layout(std430, binding = 1) writeonly buffer Scr { SCR_ELEM scr[]; };
 
 layout(local_size_x = 64) in;
+layout(constant_id = 22) const bool CHANNELS_FAST = false;
 
 // bt returns B^T d for a column d0..d5.
 void bt(float d0, float d1, float d2, float d3, float d4, float d5, out float r[6]) {
@@ -26,6 +29,14 @@ void bt(float d0, float d1, float d2, float d3, float d4, float d5, out float r[
 
 void main() {
 	uint t = gl_GlobalInvocationID.x, c = gl_GlobalInvocationID.y;
+	if (CHANNELS_FAST) {
+		// Each workgroup a block of 8 channels by 8 tiles, channels
+		// fastest: a warp's stores fill 32-byte sectors, and its loads
+		// read 4 neighbouring tiles of each of 8 planes.
+		uint l = gl_LocalInvocationID.x;
+		c = gl_WorkGroupID.x * 8u + l % 8u;
+		t = gl_WorkGroupID.y * 8u + l / 8u;
+	}
 	if (t >= pc.T || c >= pc.C) return;
 	uint per = pc.tilesX * pc.tilesY;
 	uint b = t / per, r = t % per;
@@ -49,7 +60,7 @@ void main() {
 		bt(d[0][x], d[1][x], d[2][x], d[3][x], d[4][x], d[5][x], col);
 		[[unroll]] for (int i = 0; i < 6; i++) h[i][x] = col[i];
 	}
-	uint at = SCR_PER_SLOT * pc.vBase + c * pc.T + t, step = pc.C * pc.T;
+	uint at = SCR_PER_SLOT * pc.vBase + (CHANNELS_FAST ? t * pc.C + c : c * pc.T + t), step = pc.C * pc.T;
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		float v[6];
 		bt(h[i][0], h[i][1], h[i][2], h[i][3], h[i][4], h[i][5], v);

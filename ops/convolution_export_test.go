@@ -239,3 +239,14 @@ func ConvWinogradQuadStores(k any) bool {
 	}
 	return false
 }
+
+// ConvWinogradChannelsFast reports whether a family kernel has made
+// Winograd weight-gradient pipelines with D and V channels fastest.
+func ConvWinogradChannelsFast(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionWinogradGemm && key.cf {
+			return true
+		}
+	}
+	return false
+}

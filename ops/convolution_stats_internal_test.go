@@ -58,7 +58,8 @@ func TestConvPipelineStatistics(t *testing.T) {
 			named{"Winograd products " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, vecB: true}},
 			named{"Winograd weight-gradient products " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true}},
 			named{"Winograd products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, vecB: true, vecC: true}},
-			named{"Winograd weight-gradient products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecC: true}})
+			named{"Winograd weight-gradient products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecC: true}},
+			named{"Winograd weight-gradient products, channels fastest " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecB: true, vecC: true, cf: true}})
 	}
 	keys = append(keys, named{"small-channel gather 7x7/2", convPipeKey{shader: spirv.ConvolutionDataSmall, tile: -1, local: 32, ly: 8, lz: 1,
 		geom: [6]int32{7, 7, 2, 2, 1, 1}, ox: 8, cin: 3}})

@@ -139,6 +139,11 @@ type ConvolutionTuning struct {
 	// quads (the default there: one 16-byte store per 4 neighbouring
 	// results; the same values).
 	NoWinogradQuads bool
+	// NoWinogradChannelsFast (winocf=0): Winograd weight gradients on the
+	// tiles keep their transforms' results tiles fastest, as on
+	// cooperative matrices, instead of channels fastest (the default
+	// there; the same sums).
+	NoWinogradChannelsFast bool
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -256,6 +261,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoWinogradQuads {
 		parts = append(parts, "winoquads=0")
 	}
+	if t.NoWinogradChannelsFast {
+		parts = append(parts, "winocf=0")
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -265,8 +273,8 @@ func (t ConvolutionTuning) String() string {
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
-// default; 0: off), packed, phasetaps, dwvec and winoquads (1: on, the
-// default; 0: off), dwstrip (1..8) (see
+// default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
+// on, the default; 0: off), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -368,6 +376,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.NoWinogradQuads = n == 0
 			}
+		case "winocf":
+			if err = flag(); err == nil {
+				t.NoWinogradChannelsFast = n == 0
+			}
 		case "splits", "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -378,7 +390,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec, winoquads)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -528,7 +528,17 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		e.lastWeights = convPathWinogradCoop
 	}
 	tiles := p.part * p.tx * p.ty
-	if tiles%4 == 0 {
+	// On the tiles the transforms store D and V channels fastest
+	// (CHANNELS_FAST: the products load as a convolution's do, quads along
+	// the channels where their counts are multiples of 4) unless a part
+	// has more tiles than its transforms' workgroups along y hold (8 tiles
+	// each) or the tuning refuses it.
+	cf := !p.coop && (tiles+7)/8 <= int(lim.MaxComputeWorkGroupCount[1]) && !e.tune.NoWinogradChannelsFast
+	switch {
+	case cf:
+		keys[0].cf, keys[1].cf, keys[2].cf = true, true, true
+		keys[2].vecA, keys[2].vecB = j.m%4 == 0, j.cinG%4 == 0
+	case tiles%4 == 0:
 		// Quads of D (and on cooperative matrices of V) along the tiles.
 		keys[2].vecA, keys[2].vecB = true, p.coop
 	}
@@ -559,8 +569,7 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		pc.InStride, pc.ImBatch, pc.ImPlane = uint32(j.dy.stride()), uint32(j.dy.batch()), uint32(j.dy.plane())
 		pc.UBase = 0
 		binds[0], binds[1] = im, winogradPart(scr, whole, p.dOff, (winogradTaps*j.m*tiles+per-1)/per)
-		if err := e.winogradDispatch(cb, pls[0], binds[:2], push,
-			[3]uint32{uint32((tiles + 63) / 64), uint32(j.m), 1}); err != nil {
+		if err := e.winogradDispatch(cb, pls[0], binds[:2], push, winogradTransformGrid(cf, tiles, j.m)); err != nil {
 			return err
 		}
 		// The source's 6x6 blocks, as a convolution's.
@@ -570,14 +579,13 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		pc.FirstX, pc.FirstY = int32(j.firstX), int32(j.firstY)
 		pc.VBase = 0
 		binds[0], binds[1] = im, winogradPart(scr, whole, p.vOff, (winogradTaps*j.cinG*tiles+per-1)/per)
-		if err := e.winogradDispatch(cb, pls[1], binds[:2], push,
-			[3]uint32{uint32((tiles + 63) / 64), uint32(j.cinG), 1}); err != nil {
+		if err := e.winogradDispatch(cb, pls[1], binds[:2], push, winogradTransformGrid(cf, tiles, j.cinG)); err != nil {
 			return err
 		}
 		pc.UBase, pc.VBase = uint32(p.dOff), uint32(p.vOff)
 		pc.XBase = uint32(p.pOff + q*p.splits*count)
 		gemm := pls[2]
-		if keys[2].vecA && tiles%4 != 0 { // the last part's tiles
+		if !cf && keys[2].vecA && tiles%4 != 0 { // the last part's tiles
 			k := keys[2]
 			k.vecA, k.vecB = false, false
 			if gemm, err = e.pipeline(k); err != nil {
@@ -663,4 +671,15 @@ func (e *convEngine) winogradDispatch(cb *vk.CommandBuffer, pl *vk.Pipeline, bin
 		return fmt.Errorf("%s: %w", e.label, err)
 	}
 	return nil
+}
+
+// winogradTransformGrid returns the workgroups of a weight gradient's dy
+// or source transform over tiles tiles and ch channels: 64 invocations
+// along the tiles per workgroup, channels along y; with cf
+// (CHANNELS_FAST) blocks of 8 channels (x) by 8 tiles (y).
+func winogradTransformGrid(cf bool, tiles, ch int) [3]uint32 {
+	if cf {
+		return [3]uint32{uint32((ch + 7) / 8), uint32((tiles + 7) / 8), 1}
+	}
+	return [3]uint32{uint32((tiles + 63) / 64), uint32(ch), 1}
 }

@@ -59,8 +59,9 @@ func TestConvolutionWinograd(t *testing.T) {
 // The Winograd products on the tiles store their results as quads where
 // the rows allow it (a forward's or data gradient's over tiles in
 // multiples of 4, a weight gradient's over input channels in multiples
-// of 4) and value by value elsewhere or under winoquads=0, on every
-// products' tile, with results matching the reference either way.
+// of 4) and value by value elsewhere or under winoquads=0; weight
+// gradients keep D and V channels fastest unless winocf=0; on every
+// products' tile, with results matching the reference every way.
 func TestConvolutionWinogradQuadStores(t *testing.T) {
 	dev := vktest.Open(t)
 	d := func(in, out int) ops.ConvolutionDescriptor {
@@ -81,7 +82,7 @@ func TestConvolutionWinogradQuadStores(t *testing.T) {
 		{"odd tiles and channels", convCase{d: d(6, 8), n: 1, h: 10, w: 11, pads: pad1, bias: true}, [2]bool{false, false}},
 	}
 	for tile := 0; tile < ops.ConvTileCount(); tile++ {
-		for _, text := range []string{"", "winoquads=0"} {
+		for _, text := range []string{"", "winoquads=0", "winocf=0", "winocf=0,winoquads=0"} {
 			tu, err := ops.ParseConvolutionTuning(text)
 			require.NoError(t, err)
 			for _, c := range cases {
@@ -105,6 +106,8 @@ func TestConvolutionWinogradQuadStores(t *testing.T) {
 					for i, k := range []any{fwd, grad} {
 						assert.Equal(t, c.quads[i] && !tu.NoWinogradQuads, ops.ConvWinogradQuadStores(k), "%T: quad stores", k)
 					}
+					assert.False(t, ops.ConvWinogradChannelsFast(fwd), "forward: channels fastest")
+					assert.Equal(t, !tu.NoWinogradChannelsFast, ops.ConvWinogradChannelsFast(grad), "gradient: channels fastest")
 				})
 			}
 		}

@@ -685,6 +685,7 @@ type convPipeKey struct {
 	ly, lz       int16 // depthwise workgroup y and z
 	vecA, vecB   bool  // quad loads of A, B (convolution_gemm.comp)
 	vecC         bool  // quad stores of the results (convolution_winograd_gemm.comp)
+	cf           bool  // the Winograd weight gradients' CHANNELS_FAST layout
 	coop         bool  // convolution_gemm_coopmat.comp with convCoopTiles[ctile]
 	ctile        int8  // its tile
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
@@ -848,7 +849,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"MODE_A": uint32(k.modeA), "MODE_B": uint32(k.modeB), "MODE": uint32(k.modeA),
 		"BIAS": convBool(k.bias), "FLIP": convBool(k.flip), "MULT": uint32(k.mult),
 		"OX": uint32(k.ox), "OY": uint32(k.oy), "BIASGRAD": convBool(k.bias), "CIN": uint32(k.cin), "SPLITK": uint32(k.splitk),
-		"WORDS": convBool(k.words),
+		"WORDS": convBool(k.words), "CHANNELS_FAST": convBool(k.cf),
 	}
 	if k.coop {
 		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())

@@ -1458,10 +1458,12 @@ var ConvolutionWinogradDy = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
-	variants:         map[string]*Shader{"f16": ConvolutionWinogradDyF16, "f16half": ConvolutionWinogradDyF16half},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionWinogradDyF16, "f16half": ConvolutionWinogradDyF16half},
 }
 
 // ConvolutionWinogradDyF16 is glsl/convolution_winograd_dy.comp built with -DVKMPS_F16 (variant "f16").
@@ -1473,9 +1475,11 @@ var ConvolutionWinogradDyF16 = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
 }
 
 // ConvolutionWinogradDyF16half is glsl/convolution_winograd_dy.comp built with -DVKMPS_F16 -DWINO_HALF (variant "f16half").
@@ -1487,9 +1491,11 @@ var ConvolutionWinogradDyF16half = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
 }
 
 // ConvolutionWinogradGemm is glsl/convolution_winograd_gemm.comp.
@@ -1511,6 +1517,7 @@ var ConvolutionWinogradGemm = &Shader{
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
 		{ID: 20, Name: "VEC_C", Default: 0},
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -1531,6 +1538,7 @@ var ConvolutionWinogradGemmT0 = &Shader{
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
 		{ID: 20, Name: "VEC_C", Default: 0},
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -1545,10 +1553,12 @@ var ConvolutionWinogradInput = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
-	variants:         map[string]*Shader{"f16": ConvolutionWinogradInputF16, "f16half": ConvolutionWinogradInputF16half},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+	variants:      map[string]*Shader{"f16": ConvolutionWinogradInputF16, "f16half": ConvolutionWinogradInputF16half},
 }
 
 // ConvolutionWinogradInputF16 is glsl/convolution_winograd_input.comp built with -DVKMPS_F16 (variant "f16").
@@ -1560,9 +1570,11 @@ var ConvolutionWinogradInputF16 = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
 }
 
 // ConvolutionWinogradInputF16half is glsl/convolution_winograd_input.comp built with -DVKMPS_F16 -DWINO_HALF (variant "f16half").
@@ -1574,9 +1586,11 @@ var ConvolutionWinogradInputF16half = &Shader{
 		{Binding: 1, Name: "Scr", Access: WriteOnly},
 	},
 	PushConstantSize: 124,
-	Spec:             []SpecConstant{},
-	LocalSize:        [3]uint32{64, 1, 1},
-	LocalSizeSpec:    [3]int{-1, -1, -1},
+	Spec: []SpecConstant{
+		{ID: 22, Name: "CHANNELS_FAST", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
 }
 
 // ConvolutionWinogradOutput is glsl/convolution_winograd_output.comp.
