@@ -80,6 +80,10 @@ func TestConvolutionWinogradQuadStores(t *testing.T) {
 		{"odd tiles", convCase{d: d(8, 4), n: 1, h: 10, w: 11, pads: pad1}, [2]bool{false, true}},
 		// 3 x 3 tiles, 6 input channels: none.
 		{"odd tiles and channels", convCase{d: d(6, 8), n: 1, h: 10, w: 11, pads: pad1, bias: true}, [2]bool{false, false}},
+		// 4 tiles, 70 input channels (the weights' output transform over
+		// two workgroups of channels): the forward's and the data
+		// gradient's.
+		{"many channels", convCase{d: d(70, 3), n: 1, h: 6, w: 7, pads: pad1}, [2]bool{true, true}},
 	}
 	for tile := 0; tile < ops.ConvTileCount(); tile++ {
 		for _, text := range []string{"", "winoquads=0", "winocf=0", "winocf=0,winoquads=0"} {
