@@ -63,7 +63,8 @@ const uint SCR_PER_SLOT = 1u;
 //   P[s][xi][m][c] = sum over the tiles t of split s of D[xi][m][t] * V[xi][c][t]
 //   dW(m, c) = G^T (sum over s of P[s][.][m][c]) G, 3x3, (ky, kx)
 // D in place of U (from uBase), P in place of X (from xBase, slots
-// partial sums 36*M*C apart, added in order).
+// partial sums 36*M*C apart, added in order). With CHANNELS_FAST (the
+// products on the tiles) D and V are stored D[xi][t][m] and V[xi][t][c].
 //
 // Each pass declares its own buffers, bindings from 0: the scratch Scr,
 // and what it reads of the images and parameters.
