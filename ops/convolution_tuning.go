@@ -314,18 +314,25 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			}
 			return nil
 		}
-		switch k {
-		case "tile":
+		// The switches whose 0 turns a default path off.
+		offs := map[string]*bool{"small": &t.NoSmallChannels, "packed": &t.NoCoopPacked, "phasetaps": &t.NoPhaseTaps,
+			"dwvec": &t.NoDepthwiseVectors, "winoquads": &t.NoWinogradQuads, "winocf": &t.NoWinogradChannelsFast}
+		switch off := offs[k]; {
+		case off != nil:
+			if err = flag(); err == nil {
+				*off = n == 0
+			}
+		case k == "tile":
 			if n < 0 || n >= len(gemmTiles) {
 				return ConvolutionTuning{}, fmt.Errorf("%w: tile=%d: want 0..%d", ErrTuning, n, len(gemmTiles)-1)
 			}
 			err = path(ConvolutionPathTiled)
 			t.Tile = n
-		case "direct":
+		case k == "direct":
 			if err = flag(); err == nil && n == 1 {
 				err = path(ConvolutionPathDirect)
 			}
-		case "coopmat":
+		case k == "coopmat":
 			if err = flag(); err == nil {
 				if n == 1 {
 					if t.Path != ConvolutionPathCoopMat { // cooptile forced it
@@ -335,7 +342,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 					t.NoCoopMat = true
 				}
 			}
-		case "cooptile":
+		case k == "cooptile":
 			if n < 0 || n >= len(convCoopTiles) {
 				return ConvolutionTuning{}, fmt.Errorf("%w: cooptile=%d: want 0..%d", ErrTuning, n, len(convCoopTiles)-1)
 			}
@@ -343,44 +350,20 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				err = path(ConvolutionPathCoopMat)
 			}
 			t.CoopTile = n
-		case "small":
-			if err = flag(); err == nil {
-				t.NoSmallChannels = n == 0
-			}
-		case "winograd":
+		case k == "winograd":
 			if err = flag(); err == nil {
 				t.Winograd, t.NoWinograd = n == 1, n == 0
 			}
-		case "winocoop":
+		case k == "winocoop":
 			if err = flag(); err == nil {
 				t.WinogradCoopMat, t.NoWinogradCoopMat = n == 1, n == 0
 			}
-		case "packed":
-			if err = flag(); err == nil {
-				t.NoCoopPacked = n == 0
-			}
-		case "phasetaps":
-			if err = flag(); err == nil {
-				t.NoPhaseTaps = n == 0
-			}
-		case "dwstrip":
+		case k == "dwstrip":
 			if n < 1 || n > 8 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: dwstrip=%d: want 1..8", ErrTuning, n)
 			}
 			t.DepthwiseStrip = n
-		case "dwvec":
-			if err = flag(); err == nil {
-				t.NoDepthwiseVectors = n == 0
-			}
-		case "winoquads":
-			if err = flag(); err == nil {
-				t.NoWinogradQuads = n == 0
-			}
-		case "winocf":
-			if err = flag(); err == nil {
-				t.NoWinogradChannelsFast = n == 0
-			}
-		case "splits", "units":
+		case k == "splits", k == "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
 			}
