@@ -35,6 +35,14 @@ DOCKER_RUN_FLAGS ?=
 # Flags for every test binary, e.g. DOCKER_TEST_ARGS="-test.v -test.run=Pool".
 DOCKER_TEST_ARGS ?=
 ARGS ?=
+# Mesa's shader cache for the tests in the container (lavapipe compiles each
+# pipeline with LLVM, most of the suite's time with a cold cache): a folder
+# here, mounted at /cache/mesa, seeded from this machine's own cache
+# (MESA_SHADER_CACHE_DIR, else XDG_CACHE_HOME or ~/.cache, mesa_shader_cache)
+# that `make test` filled. Entries are keyed by the driver's build and the
+# shader, so a different Mesa only misses. DOCKER_SHADER_CACHE= turns it off.
+DOCKER_SHADER_CACHE ?= docker/.cache/mesa
+HOST_SHADER_CACHE ?= $(or $(MESA_SHADER_CACHE_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mesa_shader_cache)
 
 _DOCKER_BASE_ENV = DOCKER='$(DOCKER)' DOCKER_BASE='$(DOCKER_BASE)' \
 	DOCKER_LOCAL_BASE='$(DOCKER_LOCAL_BASE)' DEBIAN_MIRROR='$(DEBIAN_MIRROR)' \
@@ -49,9 +57,10 @@ TEST_TIMEOUT ?= 45m
 VKMPS_TEST_TIMEOUT ?= $(TEST_TIMEOUT)
 _DOCKER_RUN = $(DOCKER) run --rm --network none $(foreach v,$(TEST_ENV),-e $(v)) -e LP_NUM_THREADS \
 	-e VKMPS_TEST_TIMEOUT='$(VKMPS_TEST_TIMEOUT)' -e VKMPS_DEVICE $(DOCKER_RUN_FLAGS)
+_DOCKER_CACHE_FLAGS = $(if $(DOCKER_SHADER_CACHE),-v '$(abspath $(DOCKER_SHADER_CACHE))':/cache/mesa -e MESA_SHADER_CACHE_DIR=/cache/mesa)
 
 .PHONY: _docker-need-vkmps docker-check docker-base docker-stage docker-runtime docker-image docker-test \
-	docker-demo docker-run docker-shell docker-clean docker-clean-base
+	docker-demo docker-run docker-shell docker-clean docker-clean-base docker-shader-cache
 
 docker-check:
 	@$(DOCKER) info >/dev/null 2>&1 || { echo "docker: no Docker engine answers ('$(DOCKER) info' fails)" >&2; exit 1; }
@@ -76,8 +85,18 @@ docker-image: docker-runtime docker-stage
 
 # Every test as make test runs them (TEST_ENV; CHECK_RUN under the race
 # detector), failing when a test skips (docker/allowed-skips aside) or none runs.
-docker-test: docker-image
-	$(_DOCKER_RUN) -e VKMPS_RACE_RUN='$(CHECK_RUN)' '$(DOCKER_IMAGE)' vkmps-run-tests $(DOCKER_TEST_ARGS)
+docker-test: docker-image docker-shader-cache
+	$(_DOCKER_RUN) $(_DOCKER_CACHE_FLAGS) -e VKMPS_RACE_RUN='$(CHECK_RUN)' '$(DOCKER_IMAGE)' vkmps-run-tests $(DOCKER_TEST_ARGS)
+
+# The container's user (uid 10001) writes the cache, so it is world-writable;
+# cp -n adds the host's entries without overwriting the folder's own.
+docker-shader-cache:
+	@if [ -n '$(DOCKER_SHADER_CACHE)' ]; then \
+		mkdir -p '$(DOCKER_SHADER_CACHE)' && \
+		if [ -d '$(HOST_SHADER_CACHE)' ]; then cp -Rn '$(HOST_SHADER_CACHE)'/. '$(DOCKER_SHADER_CACHE)'/ 2>/dev/null || true; fi && \
+		chmod -R a+rwX '$(DOCKER_SHADER_CACHE)' && \
+		echo "docker shader cache: $(DOCKER_SHADER_CACHE) ($$(du -sh '$(DOCKER_SHADER_CACHE)' | cut -f1), seeded from $(HOST_SHADER_CACHE))"; \
+	fi
 
 _docker-need-vkmps:
 	@ls cmd/vkmps/*.go >/dev/null 2>&1 || { echo "docker: cmd/vkmps does not exist yet, so there is no vkmps binary to run" >&2; exit 1; }
@@ -92,7 +111,7 @@ docker-shell: docker-image
 	$(_DOCKER_RUN) -it '$(DOCKER_IMAGE)' bash
 
 docker-clean:
-	rm -rf '$(DOCKER_STAGE)'
+	rm -rf '$(DOCKER_STAGE)' '$(DOCKER_SHADER_CACHE)'
 	-$(DOCKER) rmi '$(DOCKER_IMAGE)' '$(DOCKER_RUNTIME_IMAGE)' 2>/dev/null
 
 docker-clean-base: docker-clean

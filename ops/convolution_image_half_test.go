@@ -28,6 +28,7 @@ import (
 // sizes so that values fall in both halves of words at every slice
 // position.
 func TestConvolutionImageHalfWords(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")

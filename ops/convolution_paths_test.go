@@ -30,6 +30,7 @@ import (
 // pipeline costs lavapipe a second or two to compile: the table is what
 // covers every load layout on every tile.)
 func TestConvolutionEveryPath(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	grouped := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 2, InputFeatureChannels: 6, OutputFeatureChannels: 9,
 		Groups: 3, StrideX: 4, StrideY: 1, DilationX: 1, DilationY: 2}, n: 2, h: 9, w: 13,
@@ -125,6 +126,7 @@ func TestConvolutionEveryPath(t *testing.T) {
 // shallower where lavapipe's 32 KiB of shared memory asks, see
 // convCoopEmuFor: the real build on a GPU runs every tile as shipped.)
 func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")
@@ -471,6 +473,7 @@ func TestConvolutionCoopPacked(t *testing.T) {
 // a 1x1 stride-2 transpose convolution with bias and a neuron (the empty
 // phases' outputs are the neuron of the bias).
 func TestConvolutionPhaseTaps(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	half := dev.Limits().Float16Storage
 	s2 := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 32,

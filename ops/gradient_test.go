@@ -80,6 +80,7 @@ func checkGradient(t *testing.T, dev *vk.Device, c poolCase, input, dy []float32
 }
 
 func TestGradientMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(43))
 	for _, kind := range kinds {
@@ -97,6 +98,7 @@ func TestGradientMatchesReference(t *testing.T) {
 // Every kernel size 1-7 and 15 against every stride 1-4 (dilation 1-3 for
 // dilated max) and both edge modes, as the forward sweep.
 func TestGradientGeometrySweep(t *testing.T) {
+	heavy(t)
 	if testing.Short() {
 		t.Skip("sweep")
 	}
@@ -171,6 +173,7 @@ func TestL2GradientZeroWindow(t *testing.T) {
 // The argmax recorded in the state is ref.Argmax's, in 8 and 16 bits, and
 // gradients from it are bit-identical to gradients that recompute it.
 func TestArgmaxStateMatchesRecompute(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(44))
 	for i := 0; i < 40; i++ {
@@ -300,6 +303,7 @@ func TestGradientEveryPaddingPolicy(t *testing.T) {
 // PyTorch autograd: every case of testdata/torch/pool_cases.json through
 // the explicit-pads policy, EncodeNewWithState and the gradient's EncodeNew.
 func TestGradientMatchesPyTorch(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	for i, c := range loadTorch(t) {
 		f, _ := torchKernel(t, dev, c)

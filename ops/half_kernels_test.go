@@ -238,6 +238,7 @@ func TestFloat16PairLoads(t *testing.T) {
 }
 
 func TestFloat16GradientMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	requireHalf(t, dev)
 	r := rand.New(rand.NewSource(162))
@@ -381,6 +382,7 @@ func TestFloat16LargeTensorsAreSplit(t *testing.T) {
 // such cases are counted and skipped. Every third case runs (all ops, both
 // argmax paths), to keep the test short on lavapipe.
 func TestFloat16MatchesPyTorch(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	requireHalf(t, dev)
 	ctx := context.Background()
@@ -555,6 +557,7 @@ func TestFloat16BadInput(t *testing.T) {
 // and 3, with a width that allows the widest loads and one that allows
 // none, in float32 and float16, forward and gradient.
 func TestVectorLoadsEveryPhase(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	half := dev.Limits().Float16Storage
 	r := rand.New(rand.NewSource(170))

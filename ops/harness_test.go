@@ -144,3 +144,14 @@ func sameBits(a, b []float32) bool {
 	}
 	return true
 }
+
+// heavy marks a test that compiles many pipelines and runs it in parallel
+// with the package's other heavy tests, after every serial one (so none of
+// them sees a serial test's temporary settings, such as
+// SetWinogradScratchMax). Lavapipe compiles a pipeline on one thread, most
+// of these tests' time with a cold shader cache, so on CI's 2 cores two at
+// a time take about the time of one. Each opens its own device.
+func heavy(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}

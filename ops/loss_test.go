@@ -156,6 +156,7 @@ func lossCompare(t *testing.T, name string, f ops.Format, got []float32, want []
 // over odd shapes, on the GPU and on the float64 reference; a repeated
 // run is bit-identical.
 func TestLossMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(2))
 	shapes := []padding.Descriptor{{N: 1, C: 1, H: 1, W: 1}, {N: 2, C: 5, H: 7, W: 3}, {N: 3, C: 4, H: 33, W: 31}}

@@ -116,6 +116,7 @@ func argmaxRun(t *testing.T, dev *vk.Device, c poolCase, tu ops.Tuning, half boo
 // gradients, recorded or recomputed, on float32 and float16 images, over
 // inputs that reach the fast pass and its fallback.
 func TestArgmaxPassesMatchReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(2121))
 	cases := 16

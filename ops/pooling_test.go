@@ -61,6 +61,7 @@ func randomCase(r *rand.Rand, kind ops.PoolingKind) poolCase {
 }
 
 func TestPoolingMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(42))
 	for _, kind := range kinds {
@@ -76,6 +77,7 @@ func TestPoolingMatchesReference(t *testing.T) {
 // Every kernel size 1-7 and 15 against every stride 1-4 (and dilation 1-3
 // for dilated max), both edge modes, on one odd-sized image.
 func TestPoolingGeometrySweep(t *testing.T) {
+	heavy(t)
 	if testing.Short() {
 		t.Skip("sweep")
 	}

@@ -128,6 +128,7 @@ func tuneRun(t *testing.T, dev *vk.Device, c poolCase, tu ops.Tuning, half, reco
 // last quad outside), gathers with odd window grids (padding) and a dx
 // clip that cuts vectors at both ends.
 func TestTuningKeepsResultsVectors(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(2121))
 	k3 := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
