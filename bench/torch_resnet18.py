@@ -39,9 +39,14 @@ def run(dtype, tf32, batch, steps):
         opt.step()
         return loss
 
-    for _ in range(10):
+    # Warm-up as vkmps train synthetic's: 10 steps, then more until a
+    # second has passed, so that the GPU's clocks are up.
+    warm, w0 = 0, time.perf_counter()
+    while warm < 10 or time.perf_counter() - w0 < 1.0:
         step()
-    torch.cuda.synchronize()
+        warm += 1
+        if warm >= 10:
+            torch.cuda.synchronize()
     t0 = time.perf_counter()
     for _ in range(steps):
         step()
@@ -64,7 +69,7 @@ def run(dtype, tf32, batch, steps):
              else "batch_norm" if "batch_norm" in n or "bn_" in n else
              "pool" if "pool" in n else "elementwise/other")
         kinds[k] = kinds.get(k, 0) + t / 5 / 1e3
-    return {"kind": "resnet18-step", "dtype": dtype, "tf32": tf32, "batch": batch, "ms_per_step": wall * 1e3,
+    return {"kind": "resnet18-step", "dtype": dtype, "tf32": tf32, "batch": batch, "warmup_steps": warm, "ms_per_step": wall * 1e3,
             "gpu_ms_per_step": gpu_us / 1e3, "gpu_busy": gpu_us / 1e6 / wall, "profile_ms": kinds,
             "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version()}
 

@@ -16,7 +16,7 @@ import (
 	"github.com/vkmps/vkmps/ops"
 )
 
-const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--dtype float32|float16]
+const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--warmup D] [--dtype float32|float16]
                    [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--scratch-per-kernel]
                    [--json FILE.jsonl] [--device D]
 
@@ -35,6 +35,7 @@ examples:
 type syntheticJob struct {
 	file, dtype, json, device string
 	batch, steps              int
+	warmup                    time.Duration // --warmup
 	inputs                    map[string][]int
 	opt                       trainFlags
 	tuning                    ops.ConvolutionTuning // --conv-tuning
@@ -65,7 +66,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		return nil
 	})
 	fs.IntVar(&j.batch, "batch", 32, "batch size `N` for inputs given without one")
-	fs.IntVar(&j.steps, "steps", 20, "timed training steps `N` (after 10 warm-up steps)")
+	fs.IntVar(&j.steps, "steps", 20, "timed training steps `N` (after the warm-up)")
+	fs.DurationVar(&j.warmup, "warmup", time.Second, "warm up for at least `D` of wall time and 10 steps before the timed steps, so that the GPU's clocks are up")
 	fs.StringVar(&j.dtype, "dtype", "float32", "image `TYPE`: float32 or float16 (parameters stay float32)")
 	fs.StringVar(&j.opt.optimizer, "optimizer", "momentum", "`OPT`: sgd, momentum, nesterov, rmsprop or adam")
 	fs.Float64Var(&j.opt.lr, "lr", 0.01, "learning `RATE`")
@@ -83,6 +85,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		return usageError(sub, errors.New("want one FILE.json"))
 	case j.steps < 1 || j.steps > 100000:
 		return usageError(sub, fmt.Errorf("--steps %d: want 1..100000", j.steps))
+	case j.warmup < 0 || j.warmup > time.Minute:
+		return usageError(sub, fmt.Errorf("--warmup %v: want 0s..1m", j.warmup))
 	case j.batch < 1 || j.batch > 65536:
 		return usageError(sub, fmt.Errorf("--batch %d: want 1..65536", j.batch))
 	case j.dtype != "float32" && j.dtype != "float16":
@@ -161,12 +165,22 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}
 	defer ex.Close()
-	// Warm-up (10 steps: on an H100 the first few after 3 still took 3 to 4
-	// times the steady step), then the timed steps, each submitted while
-	// the previous runs.
+	// Warm-up, then the timed steps, each submitted while the previous
+	// runs. On an H100 the steps of a new process's first ~0.3 s took 3
+	// times the steady step (ResNet-18, float16: 20.8 ms, then 7.05), so
+	// the warm-up runs 10 steps and then more, 5 at a time, until
+	// --warmup has passed.
 	warm := &trainLoop{ex: ex, loss: lossIm.Name(), steps: 10, feeds: feeds}
-	if err := warm.run(ctx); err != nil {
-		return err
+	warmStart, warmSteps, firstLoss := time.Now(), 0, 0.0
+	for warmSteps < 10_000 && (warmSteps == 0 || time.Since(warmStart) < j.warmup) {
+		if err := warm.run(ctx); err != nil {
+			return err
+		}
+		if warmSteps == 0 {
+			firstLoss = warm.losses[0]
+		}
+		warmSteps += warm.steps
+		warm = &trainLoop{ex: ex, loss: lossIm.Name(), steps: 5, feeds: feeds}
 	}
 	subs := dev.Submissions()
 	loop := &trainLoop{ex: ex, loss: lossIm.Name(), steps: j.steps, feeds: feeds}
@@ -178,7 +192,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	busy := loop.gpu.Seconds() / loop.wall.Seconds()
 	fmt.Fprintf(e.stdout, "%s on %s, %s: %s per training step (%.3g submissions each), GPU busy %.0f%% (GPU %s per step), loss %.4g -> %.4g\n",
 		j.file, dev.Info().Name, j.dtype, per.Round(time.Microsecond), float64(subs)/float64(loop.steps), 100*busy,
-		(loop.gpu / time.Duration(loop.steps)).Round(time.Microsecond), warm.losses[0], loop.losses[len(loop.losses)-1])
+		(loop.gpu / time.Duration(loop.steps)).Round(time.Microsecond), firstLoss, loop.losses[len(loop.losses)-1])
 	if t := j.tuning.String(); t != "" {
 		fmt.Fprintf(e.stdout, "convolution tuning: %s\n", t)
 	}
@@ -234,7 +248,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		return nil
 	}
 	rec := map[string]any{"model": j.file, "device": dev.Info().Name, "driver": dev.Info().DriverVersion, "dtype": j.dtype, "optimizer": j.opt.optimizer,
-		"steps": loop.steps, "ms_per_step": per.Seconds() * 1e3, "gpu_ms_per_step": loop.gpu.Seconds() * 1e3 / float64(loop.steps),
+		"steps": loop.steps, "warmup_steps": warmSteps, "ms_per_step": per.Seconds() * 1e3, "gpu_ms_per_step": loop.gpu.Seconds() * 1e3 / float64(loop.steps),
 		"gpu_busy": busy, "submissions_per_step": float64(subs) / float64(loop.steps), "date": time.Now().UTC().Format(time.RFC3339)}
 	split := map[string]float64{}
 	for k, v := range prof {

@@ -52,25 +52,29 @@ func TestTrainMNISTLearns(t *testing.T) {
 }
 
 // train synthetic times steps of a model on random data and appends one
-// JSON line: the step count, the time per step, and each timed step's GPU
-// time (positive where the device has timestamps, which the profiled
-// step's table then shows).
+// JSON line: the step count, the warm-up's steps (at least 10, more until
+// --warmup has passed), the time per step, and each timed step's GPU time
+// (positive where the device has timestamps, which the profiled step's
+// table then shows).
 func TestTrainSynthetic(t *testing.T) {
 	requireVulkan(t)
 	out := filepath.Join(t.TempDir(), "steps.jsonl")
 	r := mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
-		"--input", "labels=10,1,1", "--steps", "3", "--json", out)
+		"--input", "labels=10,1,1", "--steps", "3", "--warmup", "300ms", "--json", out)
 	require.Contains(t, r.stdout, "per training step (1 submissions each)")
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	var rec struct {
 		Steps      int       `json:"steps"`
+		Warmup     int       `json:"warmup_steps"`
 		MsPerStep  float64   `json:"ms_per_step"`
 		GPUMsSteps []float64 `json:"gpu_ms_steps"`
 		DeviceMiB  float64   `json:"device_memory_mib"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rec), string(b))
 	require.Equal(t, 3, rec.Steps)
+	require.GreaterOrEqual(t, rec.Warmup, 10)
+	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
 	require.Positive(t, rec.MsPerStep)
 	require.Positive(t, rec.DeviceMiB)
 	require.Contains(t, r.stdout, "device memory: ")
@@ -85,7 +89,7 @@ func TestTrainSynthetic(t *testing.T) {
 	// --scratch-per-kernel leaves no shared scratch.
 	out2 := filepath.Join(t.TempDir(), "tuned.jsonl")
 	r = mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
-		"--input", "labels=10,1,1", "--steps", "2", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--json", out2)
+		"--input", "labels=10,1,1", "--steps", "2", "--warmup", "0s", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--json", out2)
 	require.Contains(t, r.stdout, "convolution tuning: direct=1")
 	require.Contains(t, r.stdout, "shared convolution scratch 0.0 MiB")
 	b, err = os.ReadFile(out2)
@@ -94,12 +98,14 @@ func TestTrainSynthetic(t *testing.T) {
 		Tuning    string   `json:"conv_tuning"`
 		PerKernel bool     `json:"scratch_per_kernel"`
 		Scratch   *float64 `json:"scratch_mib"`
+		Warmup    int      `json:"warmup_steps"`
 	}
 	require.NoError(t, json.Unmarshal(b, &tuned), string(b))
 	require.Equal(t, "direct=1", tuned.Tuning)
 	require.True(t, tuned.PerKernel)
 	require.NotNil(t, tuned.Scratch)
 	require.Zero(t, *tuned.Scratch)
+	require.Equal(t, 10, tuned.Warmup, "--warmup 0s: the 10 steps only")
 }
 
 // Bad flags of train mnist and train synthetic are one-line errors.
@@ -119,6 +125,8 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "synthetic", "models/lenet5.json", "--dtype", "int8"}, `--dtype "int8"`},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--input", "x=0,1,2"}, "sizes are numbers from 1"},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--steps", "0"}, "--steps 0"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--warmup", "2m"}, "--warmup 2m0s: want 0s..1m"},
+		{[]string{"train", "synthetic", "models/lenet5.json", "--warmup", "-1s"}, "--warmup -1s"},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--conv-tuning", "winograd=2"}, "winograd"},
 		{[]string{"train", "synthetic", "models/lenet5.json", "--conv-tuning", "speed=11"}, `unknown key "speed"`},
 		{[]string{"graph", "run", "models/lenet5.json", "--conv-tuning", "tile=99"}, "tile=99: want 0.."},
