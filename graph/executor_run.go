@@ -40,6 +40,19 @@ func (p *Pending) Profile() []NodeTime { return p.profile }
 // compiled with Timestamps (0 otherwise).
 func (p *Pending) GPUTime() time.Duration { return p.gpu }
 
+// Recorded returns the commands (dispatches, copies and fills) and the
+// barriers between them in the recording of a run, once a run has been
+// started (0, 0 before): barriers against commands show how much of a run
+// may overlap on the GPU.
+func (e *Executor) Recorded() (commands, barriers int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.sets) == 0 || e.sets[0].cb == nil {
+		return 0, 0
+	}
+	return e.sets[0].cb.Commands(), e.sets[0].cb.Barriers()
+}
+
 // Run feeds the inputs (N*C*H*W values each, NCHW, by input name), runs the
 // graph and returns the outputs by image name: Start, then Wait. It waits
 // for the GPU, or returns early with ctx's error (the submitted work still

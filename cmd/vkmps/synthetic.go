@@ -16,6 +16,10 @@ import (
 	"github.com/vkmps/vkmps/ops"
 )
 
+// slowestNodes is how many of the profiled step's nodes train synthetic
+// prints, slowest first (its JSON has every node's time).
+const slowestNodes = 12
+
 const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--warmup D] [--dtype float32|float16]
                    [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--scratch-per-kernel]
                    [--json FILE.jsonl] [--device D]
@@ -25,8 +29,9 @@ depends on get normal random values (a softmax or categorical
 cross-entropy's labels one-hot classes), shapes from the file's "inputs" or
 --input (N defaults to --batch). Prints the time per step (one queue
 submission each: forward, gradients, every update), the GPU's busy time, and
-the GPU time of one profiled step split by op kind (from timestamps between
-the nodes' work).
+the commands and barriers a step records, and the GPU time of one profiled
+step split by op kind (from timestamps between the nodes' work) with its
+slowest nodes (--json: every node's).
 
 examples:
   vkmps train synthetic cmd/vkmps/models/resnet18.json --input x=32,3,224,224 --input labels=32,1000,1,1
@@ -193,6 +198,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fmt.Fprintf(e.stdout, "%s on %s, %s: %s per training step (%.3g submissions each), GPU busy %.0f%% (GPU %s per step), loss %.4g -> %.4g\n",
 		j.file, dev.Info().Name, j.dtype, per.Round(time.Microsecond), float64(subs)/float64(loop.steps), 100*busy,
 		(loop.gpu / time.Duration(loop.steps)).Round(time.Microsecond), firstLoss, loop.losses[len(loop.losses)-1])
+	cmds, barriers := ex.Recorded()
+	fmt.Fprintf(e.stdout, "each step: %d commands, %d barriers between them\n", cmds, barriers)
 	if t := j.tuning.String(); t != "" {
 		fmt.Fprintf(e.stdout, "convolution tuning: %s\n", t)
 	}
@@ -204,6 +211,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	// One profiled step on a second compiled copy: the GPU time per op kind.
 	prof := map[string]time.Duration{}
 	var total time.Duration
+	var nodes []graph.NodeTime
 	if dev.Limits().TimestampsSupported {
 		pg, pspec, err := graph.LoadFile(j.file)
 		if err != nil {
@@ -230,7 +238,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 				return err
 			}
 		}
-		for _, nt := range p.Profile() {
+		nodes = p.Profile()
+		for _, nt := range nodes {
 			prof[nt.Node.Op()] += nt.Time
 			total += nt.Time
 		}
@@ -242,6 +251,12 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		fmt.Fprintf(e.stdout, "GPU time of one profiled step, %s, by op kind:\n", total.Round(time.Microsecond))
 		for _, k := range kinds {
 			fmt.Fprintf(e.stdout, "  %-28s %9s  %5.1f%%\n", k, prof[k].Round(time.Microsecond), 100*prof[k].Seconds()/total.Seconds())
+		}
+		slow := append([]graph.NodeTime(nil), nodes...)
+		sort.SliceStable(slow, func(a, b int) bool { return slow[a].Time > slow[b].Time })
+		fmt.Fprintf(e.stdout, "its %d slowest nodes:\n", min(len(slow), slowestNodes))
+		for _, nt := range slow[:min(len(slow), slowestNodes)] {
+			fmt.Fprintf(e.stdout, "  %-40s %9s  %5.1f%%\n", nt.Node.Name(), nt.Time.Round(time.Microsecond), 100*nt.Time.Seconds()/total.Seconds())
 		}
 	}
 	if j.json == "" {
@@ -255,6 +270,19 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		split[k] = v.Seconds() * 1e3
 	}
 	rec["profile_ms"] = split
+	if len(nodes) > 0 {
+		type nodeMS struct {
+			Name string  `json:"name"`
+			Op   string  `json:"op"`
+			MS   float64 `json:"ms"`
+		}
+		per := make([]nodeMS, len(nodes))
+		for i, nt := range nodes {
+			per[i] = nodeMS{nt.Node.Name(), nt.Node.Op(), nt.Time.Seconds() * 1e3}
+		}
+		rec["profile_nodes"] = per
+	}
+	rec["commands_per_step"], rec["barriers_per_step"] = cmds, barriers
 	steps := make([]float64, len(loop.stepGPU))
 	for i, d := range loop.stepGPU {
 		steps[i] = d.Seconds() * 1e3

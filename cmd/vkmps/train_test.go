@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,8 +71,20 @@ func TestTrainSynthetic(t *testing.T) {
 		MsPerStep  float64   `json:"ms_per_step"`
 		GPUMsSteps []float64 `json:"gpu_ms_steps"`
 		DeviceMiB  float64   `json:"device_memory_mib"`
+		Commands   int       `json:"commands_per_step"`
+		Barriers   *int      `json:"barriers_per_step"`
+		Nodes      []struct {
+			Name, Op string
+			MS       float64
+		} `json:"profile_nodes"`
 	}
 	require.NoError(t, json.Unmarshal(b, &rec), string(b))
+	// LeNet-5's step: at least a command per node, no more barriers than
+	// commands.
+	require.Greater(t, rec.Commands, 20)
+	require.NotNil(t, rec.Barriers)
+	require.LessOrEqual(t, *rec.Barriers, rec.Commands)
+	require.Contains(t, r.stdout, fmt.Sprintf("each step: %d commands, %d barriers", rec.Commands, *rec.Barriers))
 	require.Equal(t, 3, rec.Steps)
 	require.GreaterOrEqual(t, rec.Warmup, 10)
 	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
@@ -83,6 +96,11 @@ func TestTrainSynthetic(t *testing.T) {
 		for _, ms := range rec.GPUMsSteps {
 			require.Positive(t, ms, string(b))
 		}
+		// Every node of the profiled step, in order: c1's first.
+		require.Greater(t, len(rec.Nodes), 20)
+		require.True(t, strings.HasPrefix(rec.Nodes[0].Name, "c1"), rec.Nodes[0].Name)
+		require.Equal(t, "conv", rec.Nodes[0].Op)
+		require.Contains(t, r.stdout, "slowest nodes:")
 	}
 
 	// --conv-tuning reaches the convolutions, is printed and recorded;
