@@ -26,12 +26,16 @@
 //
 // DIRECT: one invocation per output, a plain loop over k (the fallback
 // for devices or shapes the tiles do not suit); else gemm.glsl's tiles.
-// SPLITK 1 (MODE_B 0..2): the tiles of z = s*groups + g sum only k in
-// [s*kChunk, (s+1)*kChunk) and write those partial sums, raw, to
-// part[partBase + ((s*groups + g)*M + m)*N + n]; SPLITK 2 then adds the
-// splits of each output in order, one invocation per FINISH_ROWS outputs
-// of a column, and finishes them (bias, neuron, store): a GEMM of few tiles fills the
-// device, its results repeating bit for bit.
+// SPLITK 1: the tiles of z = (s*P + phase)*groups + g (P phases in MODE_B
+// 3, else 1) sum only k in [s*kChunk, (s+1)*kChunk) and write those
+// partial sums, raw, to part[partBase + ((s*groups + g)*M + m)*N + n'],
+// n' the column among all N output pixels (fullColumn); a phase's split
+// past its K writes nothing. SPLITK 2 then adds the splits of each output
+// in order (a phase's own: phaseSplits), one invocation per FINISH_ROWS
+// outputs of a column, and finishes them (bias, neuron, store): a GEMM of
+// few tiles fills the device, and the phases of a strided data gradient,
+// whose taps differ (3x3 stride 2: 4, 2, 2 and 1), take equal shares; the
+// results repeat bit for bit.
 // VEC_A (MODE_A 0; K and the weights' first value multiples of 4) loads
 // the weights as quads along k; VEC_B (MODE_B 0 of a pointwise
 // convolution: 1x1 kernel, stride 1, first = 0, the region the image's
@@ -111,37 +115,37 @@ uvec2 imRaw4(uint q, bool ok) { return ok ? imq[q] : uvec2(0u); }
 layout(std430, binding = 5) buffer Part { float part[]; };
 
 void main() {
-	uint g = gl_WorkGroupID.z, split = 0u;
-	if (MODE_B == 3) {
-		g = gl_WorkGroupID.z % pc.groups;
-		setPhase(gl_WorkGroupID.z / pc.groups);
-	} else {
-		if (SPLITK == 1) {
-			g = gl_WorkGroupID.z % pc.groups;
-			split = gl_WorkGroupID.z / pc.groups;
-		}
-		setPhase(0);
-	}
 	if (SPLITK == 2) {
 		// FINISH_ROWS rows per invocation, their loads in flight together:
 		// with one output each, the H100 took 70 us to finish 2048 x 1568
 		// outputs of 2 splits (12800 workgroups a microsecond at most).
+		// n goes over every output pixel (MODE_B 3: of every phase).
+		setPhase(0);
+		uint g = gl_WorkGroupID.z;
 		uint n = pc.n0 + gl_GlobalInvocationID.x, m0 = gl_GlobalInvocationID.y * FINISH_ROWS;
-		if (n >= nAll || m0 >= pc.M) return;
-		uint at = pc.partBase + (g * pc.M + m0) * nAll + n, stride = pc.groups * pc.M * nAll;
+		if (n >= pc.N || m0 >= pc.M) return;
+		uint splits = pc.splits, o;
+		if (MODE_B == 3) {
+			uint pixels = uint(pc.outSize.x * pc.outSize.y), p = n % pixels;
+			uvec3 px = uvec3(p % uint(pc.outSize.x), p / uint(pc.outSize.x), n / pixels);
+			splits = phaseSplits(px.xy);
+			o = outIndexAt(px);
+		} else o = outIndex(n);
+		uint at = pc.partBase + (g * pc.M + m0) * pc.N + n, stride = pc.groups * pc.M * pc.N;
 		float s[FINISH_ROWS];
 		[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) s[r] = 0.0;
-		for (uint i = 0; i < pc.splits; i++) {
+		for (uint i = 0; i < splits; i++) {
 			[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) {
-				if (m0 + r < pc.M) s[r] += part[at + r * nAll + i * stride];
+				if (m0 + r < pc.M) s[r] += part[at + r * pc.N + i * stride];
 			}
 		}
-		uint o = outIndex(n);
 		[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) {
 			if (m0 + r < pc.M) storeOut(g, m0 + r, o, s[r]);
 		}
 		return;
 	}
+	uvec2 gs = setWorkgroup();
+	uint g = gs.x, split = gs.y;
 	if (DIRECT) {
 		uint n = pc.n0 + gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
 		if (n >= nAll || m >= pc.M) return;
@@ -152,21 +156,19 @@ void main() {
 		return;
 	}
 	uint t = gl_LocalInvocationID.x;
-	if (SPLITK == 1) {
-		kOff = split * pc.kChunk;
-		kLim = min(kAll, kOff + pc.kChunk);
-	}
+	if (SPLITK == 1 && !splitRange(split)) return;
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1) / BK : 1u); // an empty split writes 0
 	if (SPLITK == 1) {
 		// Columns outermost, as below: with rows outermost and a continue
 		// the H100's driver spilled the accumulators (ten times slower).
-		uint base = pc.partBase + (split * pc.groups + g) * pc.M * nAll;
+		uint base = pc.partBase + (split * pc.groups + g) * pc.M * pc.N;
 		[[unroll]] for (uint j = 0; j < TN; j++) {
 			uint n = tileN0 + gemmCol(t, j);
+			uint at = base + (n < nAll ? fullColumn(n) : 0u);
 			[[unroll]] for (uint i = 0; i < TM; i++) {
 				uint m = tileM0 + gemmRow(t, i);
-				if (m < pc.M && n < nAll) part[base + m * nAll + n] = acc[i * (TN / 4) + j / 4][j % 4];
+				if (m < pc.M && n < nAll) part[at + m * pc.N] = acc[i * (TN / 4) + j / 4][j % 4];
 			}
 		}
 		return;

@@ -16,12 +16,11 @@
 // but VGG's forward from 1990 to 3009-3522 in three runs of four (1202 in
 // the fourth): bench/results/h100-2026-11-27-fetch.
 // The "pk" builds (gemm_coopmat.glsl's COOP_PACKED) serve VEC_A with VEC_B.
-// SPLITK 1 (MODE_B 0..2) is convolution_gemm.comp's: the tiles of z =
-// s*groups + g sum only k in [s*kChunk, (s+1)*kChunk) and write their raw
-// sums to part[partBase + ((s*groups + g)*M + m)*N + n], and
-// convolution_gemm.comp's SPLITK 2 adds the splits in order and finishes
-// the outputs: a GEMM of few tiles over a long K (the 1x1 data gradients
-// of 2048 channels at 7x7) fills the device.
+// SPLITK 1 is convolution_gemm.comp's (the phases of MODE_B 3 included):
+// the tiles of a split sum only its range of k and write their raw sums
+// to part, and convolution_gemm.comp's SPLITK 2 adds the splits in order
+// and finishes the outputs: a GEMM of few tiles over a long K (the 1x1
+// data gradients of 2048 channels at 7x7) fills the device.
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
 // vkmps:variant f16pk -DVKMPS_F16 -DCOOP_PACKED
@@ -59,29 +58,20 @@ void gemmStoreC(uint m, uint n, float v) {
 	m += tileM0;
 	n += tileN0;
 	if (m >= pc.M || n >= nAll) return;
-	if (SPLITK == 1) {
-		part[partAt + m * nAll + n] = v;
-		return;
-	}
 	if (n != storeN) {
 		storeN = n;
-		storeAt = outIndex(n);
+		storeAt = SPLITK == 1 ? partAt + fullColumn(n) : outIndex(n);
 	}
-	storeOut(grp, m, storeAt, v);
+	if (SPLITK == 1) part[storeAt + m * pc.N] = v;
+	else storeOut(grp, m, storeAt, v);
 }
 
 void main() {
-	uint g = gl_WorkGroupID.z;
-	if (MODE_B == 3) {
-		g = gl_WorkGroupID.z % pc.groups;
-		setPhase(gl_WorkGroupID.z / pc.groups);
-	} else setPhase(0);
+	uvec2 gs = setWorkgroup();
+	uint g = gs.x;
 	if (SPLITK == 1) {
-		g = gl_WorkGroupID.z % pc.groups;
-		uint split = gl_WorkGroupID.z / pc.groups;
-		kOff = split * pc.kChunk;
-		kLim = min(kAll, kOff + pc.kChunk);
-		partAt = pc.partBase + (split * pc.groups + g) * pc.M * nAll;
+		if (!splitRange(gs.y)) return;
+		partAt = pc.partBase + (gs.y * pc.groups + g) * pc.M * pc.N;
 	}
 	uint t = gl_LocalInvocationID.x;
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest

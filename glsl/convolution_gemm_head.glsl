@@ -11,8 +11,9 @@ layout(constant_id = 17) const bool DIRECT = false;
 layout(constant_id = 18) const bool VEC_A = false;
 layout(constant_id = 19) const bool VEC_B = false;
 // MODE_B 3: k = tap*cinG + channel over the phase's own taps (ops sets it
-// on the tiles where cinG is a multiple of BK, so that a slice lies within
-// one tap), instead of channel*PH_T + tap over every phase's PH_T taps.
+// where cinG is a multiple of BK, so that a slice lies within one tap;
+// a split of K then starts on a slice), instead of channel*PH_T + tap
+// over every phase's PH_T taps.
 layout(constant_id = 30) const bool TAP_MAJOR = false;
 
 layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
@@ -38,7 +39,7 @@ layout(push_constant) uniform Push {
 	uint M, N, K;
 	uint cinG;       // B image channels per group
 	uint n0;         // first output column of the dispatch
-	uint groups;     // MODE_B 3: the groups (z = phase*groups + g)
+	uint groups;     // groups (z = (split*phases + phase)*groups + g)
 	uint kChunk;     // split-K: k per split
 	uint partBase;   // split-K: the first partial sum
 	uint splits;     // split-K: the splits to add
@@ -112,7 +113,7 @@ uvec3 phaseTap(uint k) {
 
 // phaseTapSlice is phaseTap of value kk of the tiles' slice kt: with
 // TAP_MAJOR the slice's tap, one division per slice (the same for every
-// value: cinG is a multiple of BK, and the phases do not split K).
+// value: cinG is a multiple of BK, and so is a split's first k).
 uvec3 phaseTapSlice(uint kt, uint kk) {
 	uint kb = kOff + kt * BK;
 	return TAP_MAJOR ? tapMajor(kb, kk) : phaseTap(kb + kk);
@@ -156,11 +157,53 @@ float loadB(uint g, uint k, uint n, uvec3 px) {
 	return imAt(px.z, c, t / ivec2(SX, SY));
 }
 
-// outIndex returns the destination index of output column n in channel
-// plane 0 (add c*dstPlane for channel c).
-uint outIndex(uint n) {
-	uvec3 px = pixelOf(n);
+// outIndexAt returns the destination index of output pixel px (x, y,
+// batch image) in channel plane 0 (add c*dstPlane for channel c);
+// outIndex that of output column n.
+uint outIndexAt(uvec3 px) {
 	return pc.dstBase + px.z * pc.dstBatch + uint(pc.outOrigin.y + int(px.y)) * pc.dstStride + uint(pc.outOrigin.x + int(px.x));
+}
+
+uint outIndex(uint n) { return outIndexAt(pixelOf(n)); }
+
+// The phases of MODE_B 3. A workgroup's z is (split*P + phase)*groups + g,
+// P the phases (1 but in MODE_B 3), split the split of K (SPLITK 1).
+const uint PHASES = uint(SX * SY);
+
+// setWorkgroup sets the workgroup's group g and phase (setPhase) from its
+// z, and returns g and its split of K.
+uvec2 setWorkgroup() {
+	uint g = gl_WorkGroupID.z % pc.groups, pz = gl_WorkGroupID.z / pc.groups;
+	uint p = MODE_B == 3 ? PHASES : 1u;
+	setPhase(pz % p);
+	return uvec2(g, pz / p);
+}
+
+// fullColumn returns the column among every output pixel (n of MODE_B 0
+// over the whole output) of the phase's column n: a split GEMM's partial
+// sums lie there, so that the finishing pass goes over the whole output.
+uint fullColumn(uint n) {
+	if (MODE_B != 3) return n;
+	uvec3 px = pixelOf(n);
+	return (px.z * uint(pc.outSize.y) + px.y) * uint(pc.outSize.x) + px.x;
+}
+
+// splitRange sets the range of k that split s sums (SPLITK 1), and
+// returns false where a phase's split has none: it writes no partial
+// sums (phaseSplits does not count it). Other modes' empty splits
+// write 0.
+bool splitRange(uint s) {
+	kOff = s * pc.kChunk;
+	kLim = min(kAll, kOff + pc.kChunk);
+	return MODE_B != 3 || kOff < kAll;
+}
+
+// phaseSplits returns the splits of K that the phase of output pixel
+// (x, y) sums (MODE_B 3, SPLITK 2: those splitRange gave a range), after
+// setting that phase.
+uint phaseSplits(uvec2 xy) {
+	setPhase(xy.x % uint(SX) + uint(SX) * (xy.y % uint(SY)));
+	return kAll == 0u ? 0u : min(pc.splits, (kAll + pc.kChunk - 1u) / pc.kChunk);
 }
 
 void storeOut(uint g, uint m, uint at, float v) {

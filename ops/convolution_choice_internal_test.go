@@ -153,6 +153,8 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		{"3x3 128", lim, ConvolutionTuning{}, 128, 200704, 1152, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 512 at 7x7", lim, ConvolutionTuning{}, 512, 1568, 4608, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled, 0},
+		{"3x3 64 to 128 stride 2", lim, ConvolutionTuning{}, 128, 25088, 576, 9, true, convPathCoopMat, convCoopDefaultTile},
+		{"3x3 32 to 128", lim, ConvolutionTuning{}, 128, 25088, 288, 9, true, convPathTiled, 0},
 		{"1x1 512 to 2048", lim, ConvolutionTuning{}, 2048, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
 		{"1x1 2048 to 512 (data gradient)", lim, ConvolutionTuning{}, 512, 1568, 2048, 1, true, convPathCoopMat, coopSplitTile},
 		{"1x1 512 to 512", lim, ConvolutionTuning{}, 512, 1568, 512, 1, true, convPathCoopMat, 2},
@@ -172,9 +174,10 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	}
 	// Split K: 1x1 windows whose tiles leave multiprocessors idle over a
 	// depth of 1024 or more, on the split tile, at most two workgroups per
-	// multiprocessor (52 tiles of 128 x 128, 5 splits of 416); never
-	// where the GEMM may not split, its depth is 512 or its window 3x3;
-	// the tuning's count on a forced tile.
+	// multiprocessor (52 tiles of 128 x 128, 5 splits of 416); 3x3
+	// windows in 2 splits where their tiles would not give every other
+	// multiprocessor one (52 tiles; not 98); never where the GEMM may not
+	// split or its depth is 512; the tuning's count on a forced tile.
 	for _, d := range []struct {
 		name          string
 		t             ConvolutionTuning
@@ -186,7 +189,10 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		{"2048 to 512, no split", ConvolutionTuning{}, 512, 1568, 2048, false, 2, 1},
 		{"512 to 512", ConvolutionTuning{}, 512, 1568, 512, true, 2, 1},
 		{"512 to 2048", ConvolutionTuning{}, 2048, 1568, 512, true, convCoopDefaultTile, 1},
-		{"3x3 256 to 512 stride 2", ConvolutionTuning{}, 512, 1568, 2304, true, convCoopDefaultTile, 1},
+		{"3x3 256 to 512 stride 2", ConvolutionTuning{}, 512, 1568, 2304, true, convCoopDefaultTile, 2},
+		{"3x3 128 to 256 stride 2", ConvolutionTuning{}, 256, 6272, 1152, true, convCoopDefaultTile, 1},
+		{"3x3 64 to 512 stride 2", ConvolutionTuning{}, 512, 1568, 576, true, convCoopDefaultTile, 1},
+		{"3x3 256 to 512 stride 2, no split", ConvolutionTuning{}, 512, 1568, 2304, false, convCoopDefaultTile, 1},
 		{"cooptile=2,splits=4", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2, Splits: 4}, 512, 1568, 2048, true, 2, 4},
 		{"cooptile=3", ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, 512, 1568, 2048, true, 3, 5},
 		{"splits=1", ConvolutionTuning{Splits: 1}, 512, 1568, 2048, true, 2, 1},
@@ -425,6 +431,47 @@ func TestConvDepthwiseStripAndVector(t *testing.T) {
 	} {
 		if got := convDepthwiseVector(&convImageGemm{in: c.in, out: c.out}, c.ox, c.tune); got != c.want {
 			t.Errorf("%s: %d values per load, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// The phases of a strided data gradient split by tap where their
+// workgroups would not give every multiprocessor two (ResNet-18's 3x3
+// stride-2 gradient of 512 to 256 channels at 14x14: 104 tiles of 128 x
+// 128 over the 4 phases, each split a tap of 512 channels), not where
+// they would (784 tiles at 56x56), nor over a single tap or channels
+// that are not whole slices, nor on cooperative matrices; tapsplit=1
+// and 0 force and refuse it, phasetaps=0 refuses it, and splits=N splits
+// every phase evenly.
+func TestPhaseSplit(t *testing.T) {
+	tiled := func(tile int) convChoice { return convChoice{path: convPathTiled, tile: tile} }
+	coop := convChoice{path: convPathCoopMat, ctile: convCoopDefaultTile}
+	for _, d := range []struct {
+		name                    string
+		t                       ConvolutionTuning
+		c                       convChoice
+		m, n, z, cinG, gridTaps int
+		splits, chunk           int
+		byTap                   bool
+	}{
+		{"512 to 256 at 14x14", ConvolutionTuning{}, tiled(0), 256, 1568, 4, 512, 4, 4, 512, true},
+		{"128 to 64 at 56x56", ConvolutionTuning{}, tiled(1), 64, 25088, 4, 128, 4, 1, 512, false},
+		{"tapsplit=1", ConvolutionTuning{TapSplit: true}, tiled(1), 64, 25088, 4, 128, 4, 4, 128, true},
+		{"tapsplit=0", ConvolutionTuning{NoTapSplit: true}, tiled(0), 256, 1568, 4, 512, 4, 1, 2048, false},
+		{"phasetaps=0", ConvolutionTuning{NoPhaseTaps: true}, tiled(0), 256, 1568, 4, 512, 4, 1, 2048, false},
+		{"1x1 stride 2", ConvolutionTuning{}, tiled(0), 256, 1568, 4, 512, 1, 1, 512, false},
+		{"12 channels", ConvolutionTuning{}, tiled(0), 256, 1568, 4, 12, 4, 1, 48, false},
+		{"splits=3", ConvolutionTuning{Splits: 3}, tiled(0), 256, 1568, 4, 512, 4, 3, 688, false},
+		{"direct", ConvolutionTuning{}, convChoice{path: convPathDirect}, 256, 1568, 4, 512, 4, 1, 2048, false},
+		{"cooperative matrices", ConvolutionTuning{}, coop, 256, 1568, 4, 512, 4, 1, 2048, false},
+		{"cooperative matrices, tapsplit=1", ConvolutionTuning{TapSplit: true}, coop, 256, 1568, 4, 512, 4, 4, 512, true},
+	} {
+		got := phaseSplit(convH100, d.t, d.c, d.m, d.n, d.z, d.cinG, d.gridTaps)
+		if got.splits != d.splits || got.chunk != d.chunk || got.byTap != d.byTap || got.path != d.c.path {
+			t.Errorf("%s: %+v, want %d splits of %d (by tap %v)", d.name, got, d.splits, d.chunk, d.byTap)
+		}
+		if got.splits*got.chunk < d.cinG*d.gridTaps {
+			t.Errorf("%s: %d splits of %d miss some of %d", d.name, got.splits, got.chunk, d.cinG*d.gridTaps)
 		}
 	}
 }

@@ -204,6 +204,17 @@ func ConvTapMajor(k any) (own, grid bool) {
 	return own, grid
 }
 
+// ConvPhaseSplitK reports whether a family kernel has made a pipeline of
+// strided data-gradient phases that splits K (SPLITK 1).
+func ConvPhaseSplitK(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.modeB == gemmBPhases && key.splitk == 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // ConvDepthwiseVectors returns the values per load and store (VW: 1, 2,
 // 4) of the depthwise pipelines a family kernel has made, in increasing
 // order.

@@ -188,8 +188,8 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 	}
 	t.Run("tiled", func(t *testing.T) { run(t, "tiled", 2, all) })
 	// Split K (splits=3): the tiles of each split write partial sums and
-	// the finishing pass adds them, for every operand mode that splits
-	// (not the strided data gradient's phases).
+	// the finishing pass adds them, for every operand mode (the strided
+	// data gradient's phases too).
 	for _, path := range []string{"coopmat", "coopmat-emulated"} {
 		t.Run(path+" split", func(t *testing.T) {
 			probe := must(ops.NewConvolution(dev, pointwise.d))
@@ -217,11 +217,11 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 					splits++
 				}
 			}
-			// Every kernel but the transpose convolution, whose stride of
-			// 2 runs it as the phases of a data gradient, and the dilated
-			// forward where the device's tile is 32 deep: its depth of 24
-			// is one slice (an H100's emulated tile; lavapipe's are
-			// shallower and split it).
+			// Every kernel but, where the device's tile is 32 deep (an
+			// H100's; lavapipe's emulated ones are shallower and split
+			// them), the dilated forward (a depth of 24) and the
+			// transpose convolution's phases (10 channels per group
+			// times 3 taps): one slice each.
 			assert.GreaterOrEqual(t, splits, len(kernels)-2, "kernels whose cooperative-matrix GEMMs split K")
 		})
 	}
@@ -467,7 +467,10 @@ func TestConvolutionCoopPacked(t *testing.T) {
 // only their own taps (the tiles' default, with 32 and 64 channels per
 // group, multiples of every slice depth) and over the whole grid of taps
 // (phasetaps=0; the emulated cooperative matrices and the direct path
-// always):
+// unless split by tap), unsplit (tapsplit=0), split by tap (tapsplit=1:
+// a split per tap, a phase of fewer taps summing fewer splits; on the
+// emulated cooperative matrices over their own taps too) and in 3 even
+// splits (splits=3, each phase over the largest phase's depth):
 // a 3x3 stride-2 layer, a 1x1 stride-2 one (three phases without a tap,
 // whose outputs are 0), 5x5 stride 3 in groups with asymmetric pads, and
 // a 1x1 stride-2 transpose convolution with bias and a neuron (the empty
@@ -491,7 +494,7 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 		path string
 		tile int
 	}{{"tiled", 0}, {"tiled", 2}, {"coopmat-emulated", 0}, {"direct", 0}} {
-		for _, tune := range []string{"phasetaps=1", "phasetaps=0"} {
+		for _, tune := range []string{"phasetaps=1,tapsplit=0", "phasetaps=0,tapsplit=0", "tapsplit=1", "phasetaps=0,tapsplit=1", "splits=3"} {
 			t.Run(fmt.Sprintf("%s %d %s", p.path, p.tile, tune), func(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(tune)
 				require.NoError(t, err)
@@ -514,16 +517,22 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 					convRunCase(t, dev, c, r, f16, force)
 				}
 				convTCheck(t, dev, transpose, transpose.data(r), f16, force)
-				own, grid := false, false
+				own, grid, split := false, false, false
 				for _, k := range kernels {
 					o, g := ops.ConvTapMajor(k)
-					own, grid = own || o, grid || g
+					own, grid, split = own || o, grid || g, split || ops.ConvPhaseSplitK(k)
 				}
-				if p.path != "tiled" || tune == "phasetaps=0" {
+				wantOwn := !strings.Contains(tune, "phasetaps=0") && (p.path == "tiled" || (p.path == "coopmat-emulated" && tune == "tapsplit=1"))
+				switch {
+				case !wantOwn:
 					assert.False(t, own, "phases over their own taps")
-				} else {
+				case p.path == "tiled":
 					assert.True(t, own && !grid, "phases over their own taps only (own %v, grid %v)", own, grid)
+				default: // the 1x1 stride-2 layers' one tap does not split
+					assert.True(t, own, "phases over their own taps")
 				}
+				wantSplit := p.path != "direct" && (tune == "splits=3" || (strings.Contains(tune, "tapsplit=1") && !strings.Contains(tune, "phasetaps=0")))
+				assert.Equal(t, wantSplit, split, "phases split K")
 			})
 		}
 	}

@@ -64,12 +64,12 @@ type ConvolutionTuning struct {
 	CoopTile int
 	// Splits (splits): the chunks the GEMMs' sums (K) are split into,
 	// 1..4096: the weight gradients' over the batch and the pixels, and
-	// those of the image GEMMs that can split (not the strided data
-	// gradients' phases), whose outputs a second pass then adds up and
-	// finishes (default: weight gradients chosen to fill the device, a
-	// chunk never under one slice of the tile; image GEMMs on the tiles
+	// the image GEMMs' (a strided data gradient's phases each over the
+	// largest phase's depth), whose outputs a second pass then adds up
+	// and finishes (default: weight gradients chosen to fill the device,
+	// a chunk never under one slice of the tile; image GEMMs on the tiles
 	// unsplit, on cooperative matrices split where their tiles would
-	// leave multiprocessors idle).
+	// leave multiprocessors idle; the phases by tap, see TapSplit).
 	Splits int
 	// ComputeUnits (units): the multiprocessors the choice spreads work
 	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device
@@ -126,6 +126,18 @@ type ConvolutionTuning struct {
 	// default where the channels are a multiple of the tile's slice depth;
 	// the same sums in another order).
 	NoPhaseTaps bool
+	// TapSplit (tapsplit=1): the stride's phases of every strided data
+	// gradient on the tiles or cooperative matrices split their sums by
+	// tap (each split one tap's channels; a phase of fewer taps has fewer
+	// splits), each phase over its own taps, and a second pass adds the
+	// splits; by default only on the tiles, where the phases' workgroups
+	// would not give every multiprocessor two (the phases of a 3x3
+	// stride-2 gradient sum 4, 2, 2 and 1 taps: unsplit, the largest
+	// takes four times as long).
+	// Splits, where set, splits each phase evenly instead.
+	TapSplit bool
+	// NoTapSplit (tapsplit=0): the phases never split by tap.
+	NoTapSplit bool
 	// DepthwiseStrip (dwstrip): the outputs along a row each invocation
 	// of a depthwise convolution computes, 1..8, where the input columns
 	// they span fit its registers (default 4).
@@ -196,6 +208,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: compute units (units) %d: want 1..65536", ErrTuning, t.ComputeUnits)
 	case t.Path == ConvolutionPathCoopMat && t.NoCoopMat:
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
+	case t.TapSplit && t.NoTapSplit:
+		return fmt.Errorf("%w: the phases' split by tap both forced and refused", ErrTuning)
 	case t.Winograd && t.NoWinograd:
 		return fmt.Errorf("%w: Winograd both forced and refused", ErrTuning)
 	case t.WinogradCoopMat && t.NoWinogradCoopMat:
@@ -252,6 +266,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoPhaseTaps {
 		parts = append(parts, "phasetaps=0")
 	}
+	if t.TapSplit {
+		parts = append(parts, "tapsplit=1")
+	}
+	if t.NoTapSplit {
+		parts = append(parts, "tapsplit=0")
+	}
 	if t.DepthwiseStrip != 0 {
 		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
 	}
@@ -274,7 +294,8 @@ func (t ConvolutionTuning) String() string {
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), dwstrip (1..8) (see
+// on, the default; 0: off), tapsplit (1: always, 0: never), dwstrip
+// (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -350,6 +371,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				err = path(ConvolutionPathCoopMat)
 			}
 			t.CoopTile = n
+		case k == "tapsplit":
+			if err = flag(); err == nil {
+				t.TapSplit, t.NoTapSplit = n == 1, n == 0
+			}
 		case k == "winograd":
 			if err = flag(); err == nil {
 				t.Winograd, t.NoWinograd = n == 1, n == 0
@@ -373,7 +398,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

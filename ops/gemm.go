@@ -165,6 +165,7 @@ type convChoice struct {
 	splits, chunk int
 	ctile         int
 	emu           bool
+	byTap         bool // the phases split K by tap (phaseSplit)
 }
 
 // convCoopMatSupported reports whether the device can run the
@@ -250,13 +251,16 @@ const convCoopDefaultTile = 3
 // convCoopDefault reports whether gemmChoose puts a float16 image GEMM of
 // m x n outputs, depth k, from a window of taps taps, on cooperative
 // matrices by default:
-//   - windows of more than one tap with at least 128 channels on each side
-//     (k >= 128*taps). On an H100 (2026-11-24, BenchmarkConvolutionGPU
+//   - windows of more than one tap with at least 128 output and 64 input
+//     channels (k >= 64*taps). On an H100 (2026-11-24, BenchmarkConvolutionGPU
 //     with VKMPS_BENCH_SWEEP=1) convCoopDefaultTile ran 3x3 convolutions
 //     of 256 channels at 14x14 in 240 us forward and 260 us data gradient
 //     against the float16 tiles' 489 and 491, and VGG's 128 channels at
-//     112x112 in 1972 and 2019 us against 2234 and 2275; with 64 channels
-//     (3x3 at 56x56: 400 against 323 us) it lost.
+//     112x112 in 1972 and 2019 us against 2234 and 2275; with 64 output
+//     channels (3x3 at 56x56: 400 against 323 us) it lost. From 64 input
+//     channels to 128 output ones (ResNet-18's 3x3 stride-2 layer at
+//     56x56, 2026-11-28, bench/results/h100-2026-11-28-nodes run 2) it
+//     took the forward from 144 to 85 us.
 //   - 1x1 windows with at least 256 channels on each side and 1024
 //     columns. On an H100 (2026-11-27, bench/results/h100-2026-11-27-coop,
 //     run 2) 32x512x7x7 1x1 layers ran, forward and data gradient, 512 to
@@ -268,7 +272,7 @@ func convCoopDefault(m, n, k, taps int) bool {
 	if taps == 1 {
 		return m >= 256 && k >= 256 && n >= 1024
 	}
-	return m >= 128 && k >= 128*taps
+	return m >= 128 && k >= 64*taps
 }
 
 // convCoopTileChoose is the cooperative-matrix tile gemmChoose takes by
@@ -478,9 +482,14 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 // coopImageSplits returns c, a cooperative-matrix choice for z image
 // GEMMs of m x n outputs and depth k from windows of taps taps, with its
 // split of K (convolution_gemm_coopmat.comp's SPLITK) where split allows
-// one: the tuning's count (splits=N); else, for 1x1 windows (the case
-// measured) whose tiles would leave multiprocessors idle over a depth of
-// coopSplitDepth or more, tile coopSplitTile (unless pinned: a forced
+// one: the tuning's count (splits=N); else, over a depth of
+// coopSplitDepth or more, windows of several taps whose tiles would not
+// give every other multiprocessor one in 2 splits (an H100, 2026-11-28,
+// bench/results/h100-2026-11-28-nodes run 2: ResNet-18's 3x3 stride-2
+// forward of 256 to 512 channels at 14x14, 52 tiles, 139 us unsplit, 84
+// in 2 splits, 112 in 3, 96 in 4; 128 to 256 at 28x28, 98 tiles, 76
+// unsplit, 101 in 2), and 1x1 windows whose tiles would leave
+// multiprocessors idle on tile coopSplitTile (unless pinned: a forced
 // tile) in as many splits as give each multiprocessor at most two
 // workgroups. On an H100 (bench/results/h100-2026-11-27-depthwise, runs
 // 3 and 4) the float16 1x1 data gradient of 2048 to 512 channels at 7x7
@@ -499,16 +508,23 @@ func coopImageSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, 
 		cfg := c.coopTile(lim)
 		return (m + cfg.bm - 1) / cfg.bm * ((n + cfg.bn - 1) / cfg.bn) * z
 	}
-	if t.Splits == 0 {
-		if taps != 1 || wgs(c) >= units || k < coopSplitDepth {
+	want := t.Splits
+	switch {
+	case want > 0:
+	case taps > 1:
+		// Windows of several taps split in two where their tiles would
+		// not give every other multiprocessor one.
+		if 2*wgs(c) > units || k < coopSplitDepth {
+			return c
+		}
+		want = 2
+	default:
+		if wgs(c) >= units || k < coopSplitDepth {
 			return c
 		}
 		if s := (convChoice{path: convPathCoopMat, ctile: coopSplitTile, emu: c.emu}); !pinned && convCoopRuns(lim, s) {
 			c.ctile = coopSplitTile
 		}
-	}
-	want := t.Splits
-	if want == 0 {
 		want = max(1, 2*units/wgs(c)) // at most two workgroups per multiprocessor
 	}
 	want = min(want, int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
@@ -902,10 +918,66 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 // data gradients of 256 and 512 channels slower there (142 -> 197, 135 ->
 // 234 us), so they keep the whole grid.
 func convTapMajor(j *convImageGemm, choice convChoice, t ConvolutionTuning) bool {
-	if j.modeB != gemmBPhases || t.NoPhaseTaps || choice.path != convPathTiled {
+	if j.modeB != gemmBPhases || t.NoPhaseTaps {
 		return false
 	}
-	return j.cinG%gemmTiles[choice.tile].cfg.bk == 0
+	switch choice.path {
+	case convPathTiled:
+		return j.cinG%gemmTiles[choice.tile].cfg.bk == 0
+	case convPathCoopMat:
+		// Split by tap, the phases' shares are even (phaseSplit).
+		return choice.byTap
+	}
+	return false
+}
+
+// phaseSplit returns c, the choice of the phase GEMMs of a strided data
+// gradient (gemmBPhases: z of them, m x n outputs each, cinG channels per
+// tap, up to gridTaps taps per phase), with its split of K: the tuning's
+// count (splits=N) over the largest phase's depth, else by tap (one
+// tap's cinG channels a split) where t forces it (tapsplit=1) or, on the
+// tiles, where the phases' workgroups would not give every
+// multiprocessor two and t does not refuse it (tapsplit=0), else none.
+// Split by tap, each phase sums its own taps (TAP_MAJOR, convTapMajor),
+// so every workgroup sums one tap and the phases weigh alike: a 3x3
+// stride-2 gradient's 4, 2, 2 and 1 taps unsplit leave the device to the
+// largest phase's workgroups, each four times the smallest's. On an H100
+// (2026-11-28, bench/results/h100-2026-11-28-nodes run 3) ResNet-18's
+// float32 gradient of 512 to 256 channels at 14x14 (104 tiles) took 370
+// us unsplit, 250 by tap; at 28x28 (392 tiles) 217 unsplit, 360 by tap.
+// On cooperative matrices, whose phases sum the whole grid of taps
+// unsplit, the split lost (float16, 14x14: 136 us unsplit, 205 by tap,
+// 175 in 2 even splits; 28x28: 142, 308, 181): they stay unsplit.
+func phaseSplit(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, z, cinG, gridTaps int) convChoice {
+	c.splits, c.chunk, c.byTap = 1, cinG*gridTaps, false
+	var bm, bn, bk int
+	switch c.path {
+	case convPathTiled:
+		cfg := gemmTiles[c.tile].cfg
+		bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
+	case convPathCoopMat:
+		cfg := c.coopTile(lim)
+		bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
+	default:
+		return c
+	}
+	k := cinG * gridTaps
+	wgs := (m + bm - 1) / bm * ((n + bn - 1) / bn) * z
+	switch {
+	case t.Splits > 0:
+		slices := (k + bk - 1) / bk
+		per := (slices + min(t.Splits, slices) - 1) / min(t.Splits, slices)
+		c.chunk = per * bk
+		c.splits = (k + c.chunk - 1) / c.chunk
+	case t.NoTapSplit || t.NoPhaseTaps || gridTaps < 2 || cinG%bk != 0:
+		return c
+	case t.TapSplit || (c.path == convPathTiled && wgs < 2*gemmUnits(lim, t)):
+		c.splits, c.chunk, c.byTap = gridTaps, cinG, true
+	}
+	if c.splits*z > int(lim.MaxComputeWorkGroupCount[2]) {
+		c.splits, c.chunk, c.byTap = 1, k, false
+	}
+	return c
 }
 
 // convCoopPacked reports whether pipeline k takes its shader's packed
@@ -1148,6 +1220,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 		zGroups, gridCols = z, colsPer
 		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, taps, z, f16, true, j.modeB != gemmBPhases)
+		if j.modeB == gemmBPhases {
+			choice = phaseSplit(lim, e.tune, choice, j.m, j.batches*colsPer, z, j.k/int(j.geom[0]*j.geom[1]), taps)
+		}
 		key.shader = spirv.ConvolutionGemm
 		switch choice.path {
 		case convPathTiled:
@@ -1269,6 +1344,8 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		if finish == nil {
 			return nil
 		}
+		// The finishing pass goes over every output pixel (all phases).
+		cols = nb * pixels
 		step = maxX * 64
 		for c0 := 0; c0 < cols; c0 += step {
 			pc.N0 = uint32(c0)
