@@ -74,6 +74,14 @@ type CompileOptions struct {
 	// whole network: every valid tuning computes the same results within
 	// the family's stated tolerances.
 	ConvolutionTuning ops.ConvolutionTuning
+	// Resident names inputs whose values stay on the device from run to
+	// run: Executor.WriteInput sets them (before the first run, and again
+	// whenever they change), runs take no feed for them and record no
+	// upload of them. Inputs that do not change between steps (a synthetic
+	// batch, a data set kept on the device) then cost no transfer per
+	// run; on a discrete GPU, feeding ResNet-18's 32 x 3 x 224 x 224 batch
+	// reads 19 MB over PCIe every run (about 0.4 ms on an H100).
+	Resident []string
 	// ScratchPerKernel gives every convolution-family kernel its own
 	// scratch for its intermediate sums (split-K partial sums, Winograd
 	// transforms). By default they share one ops.ConvolutionScratch, as
@@ -134,10 +142,11 @@ type Executor struct {
 // slot is an input or output with its host-side staging when the device
 // memory is not host-visible.
 type slot struct {
-	im    *Image
-	img   *ops.Image
-	host  [2]*ops.Image // staging images in host memory per run set, or nil
-	count int
+	im       *Image
+	img      *ops.Image
+	host     [2]*ops.Image // staging images in host memory per run set, or nil
+	resident bool          // CompileOptions.Resident: written by WriteInput only
+	count    int
 }
 
 // Compile prepares g to run on dev: it infers every shape, plans memory
@@ -538,9 +547,24 @@ func (e *Executor) allocate(order []*Node, outs []*Image) error {
 		}
 	}
 	sort.Slice(ins, func(i, j int) bool { return ins[i].id < ins[j].id })
+	resident := map[string]bool{}
+	for _, name := range e.opts.Resident {
+		found := false
+		for _, im := range ins {
+			found = found || im.name == name
+		}
+		if !found {
+			return fmt.Errorf("%w: Compile: resident input %q is not an input the outputs depend on", ErrGraph, name)
+		}
+		resident[name] = true
+	}
 	for _, im := range ins {
-		s, err := e.newSlot(im)
-		if err != nil {
+		var s *slot
+		var err error
+		if resident[im.name] {
+			d := e.desc[im]
+			s = &slot{im: im, img: e.images[im], resident: true, count: d.N * d.C * d.H * d.W}
+		} else if s, err = e.newSlot(im); err != nil {
 			return err
 		}
 		e.inputs = append(e.inputs, s)

@@ -40,6 +40,43 @@ func (p *Pending) Profile() []NodeTime { return p.profile }
 // compiled with Timestamps (0 otherwise).
 func (p *Pending) GPUTime() time.Duration { return p.gpu }
 
+// WriteInput sets the values of the resident input name
+// (CompileOptions.Resident): N*C*H*W values, NCHW. It waits for the runs
+// in flight (they read the input) or ctx's end; the runs started after it
+// see the new values.
+func (e *Executor) WriteInput(ctx context.Context, name string, data []float32) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("%w: the executor is closed", ErrGraph)
+	}
+	var in *slot
+	for _, s := range e.inputs {
+		if s.im.name == name {
+			in = s
+		}
+	}
+	switch {
+	case in == nil:
+		return fmt.Errorf("%w: WriteInput: no input named %q", ErrGraph, name)
+	case !in.resident:
+		return fmt.Errorf("%w: WriteInput: input %q is not resident (CompileOptions.Resident): feed it to each run", ErrGraph, name)
+	case len(data) != in.count:
+		return fmt.Errorf("%w: input %q: %d values, want %d (%s)", ErrShape, name, len(data), in.count, descString(e.desc[in.im]))
+	}
+	for _, rs := range e.sets {
+		if rs.cb != nil {
+			if err := rs.cb.Wait(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := in.img.Write(ctx, data); err != nil {
+		return fmt.Errorf("input %q: %w", name, err)
+	}
+	return nil
+}
+
 // Recorded returns the commands (dispatches, copies and fills) and the
 // barriers between them in the recording of a run, once a run has been
 // started (0, 0 before): barriers against commands show how much of a run
@@ -92,15 +129,23 @@ func (e *Executor) start(ctx context.Context, feeds map[string][]float32) (*Pend
 		return nil, err // before touching anything: a cancelled run does no work
 	}
 	for name := range feeds {
-		found := false
+		var in *slot
 		for _, s := range e.inputs {
-			found = found || s.im.name == name
+			if s.im.name == name {
+				in = s
+			}
 		}
-		if !found {
+		switch {
+		case in == nil:
 			return nil, fmt.Errorf("%w: no input named %q", ErrGraph, name)
+		case in.resident:
+			return nil, fmt.Errorf("%w: input %q is resident: set it with WriteInput, not in a run's feeds", ErrGraph, name)
 		}
 	}
 	for _, s := range e.inputs {
+		if s.resident {
+			continue
+		}
 		data, ok := feeds[s.im.name]
 		if !ok {
 			return nil, fmt.Errorf("%w: input %q not fed", ErrGraph, s.im.name)
@@ -119,6 +164,9 @@ func (e *Executor) start(ctx context.Context, feeds map[string][]float32) (*Pend
 		}
 	}
 	for _, s := range e.inputs {
+		if s.resident {
+			continue
+		}
 		dst := s.img
 		if s.host[set] != nil {
 			dst = s.host[set]

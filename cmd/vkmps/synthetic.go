@@ -22,12 +22,13 @@ const slowestNodes = 12
 
 const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--warmup D] [--dtype float32|float16]
                    [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--scratch-per-kernel]
-                   [--json FILE.jsonl] [--device D]
+                   [--upload] [--json FILE.jsonl] [--device D]
 
 Measures training steps of a model on random data: the inputs the loss
 depends on get normal random values (a softmax or categorical
 cross-entropy's labels one-hot classes), shapes from the file's "inputs" or
---input (N defaults to --batch). Prints the time per step (one queue
+--input (N defaults to --batch), written to the device once (--upload: fed
+to every step). Prints the time per step (one queue
 submission each: forward, gradients, every update), the GPU's busy time, and
 the commands and barriers a step records, and the GPU time of one profiled
 step split by op kind (from timestamps between the nodes' work) with its
@@ -45,6 +46,7 @@ type syntheticJob struct {
 	opt                       trainFlags
 	tuning                    ops.ConvolutionTuning // --conv-tuning
 	scratchPerKernel          bool
+	upload                    bool // --upload: feed the inputs to every step
 }
 
 func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
@@ -81,6 +83,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fs.StringVar(&j.device, "device", "", "device index or part of its name")
 	convTuningFlag(fs, &j.tuning)
 	fs.BoolVar(&j.scratchPerKernel, "scratch-per-kernel", false, "give every convolution-family kernel its own scratch (default: one shared)")
+	fs.BoolVar(&j.upload, "upload", false, "upload the random inputs to every step, as training on a data set does (default: written once, they stay on the device, as PyTorch's bench/torch_resnet18.py keeps its batch)")
 	pos, err := parseInterleaved(sub, e, fs, args)
 	if err != nil {
 		return err
@@ -165,17 +168,28 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	opts := graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{lossIm}, Compute: updates, Mode: graph.ModeTraining,
 		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format, ConvolutionTuning: j.tuning,
 		ScratchPerKernel: j.scratchPerKernel}
+	stepFeeds := feeds // what each step is fed
+	if !j.upload {
+		stepFeeds = map[string][]float32{}
+		for name := range feeds {
+			opts.Resident = append(opts.Resident, name)
+		}
+		sort.Strings(opts.Resident)
+	}
 	ex, err := g.Compile(dev, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.file, err)
 	}
 	defer ex.Close()
+	if err := writeResident(ctx, ex, opts.Resident, feeds); err != nil {
+		return err
+	}
 	// Warm-up, then the timed steps, each submitted while the previous
 	// runs. On an H100 the steps of a new process's first ~0.3 s took 3
 	// times the steady step (ResNet-18, float16: 20.8 ms, then 7.05), so
 	// the warm-up runs 10 steps and then more, 5 at a time, until
 	// --warmup has passed.
-	warm := &trainLoop{ex: ex, loss: lossIm.Name(), steps: 10, feeds: feeds}
+	warm := &trainLoop{ex: ex, loss: lossIm.Name(), steps: 10, feeds: stepFeeds}
 	warmStart, warmSteps, firstLoss := time.Now(), 0, 0.0
 	for warmSteps < 10_000 && (warmSteps == 0 || time.Since(warmStart) < j.warmup) {
 		if err := warm.run(ctx); err != nil {
@@ -185,10 +199,10 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 			firstLoss = warm.losses[0]
 		}
 		warmSteps += warm.steps
-		warm = &trainLoop{ex: ex, loss: lossIm.Name(), steps: 5, feeds: feeds}
+		warm = &trainLoop{ex: ex, loss: lossIm.Name(), steps: 5, feeds: stepFeeds}
 	}
 	subs := dev.Submissions()
-	loop := &trainLoop{ex: ex, loss: lossIm.Name(), steps: j.steps, feeds: feeds}
+	loop := &trainLoop{ex: ex, loss: lossIm.Name(), steps: j.steps, feeds: stepFeeds}
 	if err := loop.run(ctx); err != nil {
 		return err
 	}
@@ -199,7 +213,11 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 		j.file, dev.Info().Name, j.dtype, per.Round(time.Microsecond), float64(subs)/float64(loop.steps), 100*busy,
 		(loop.gpu / time.Duration(loop.steps)).Round(time.Microsecond), firstLoss, loop.losses[len(loop.losses)-1])
 	cmds, barriers := ex.Recorded()
-	fmt.Fprintf(e.stdout, "each step: %d commands, %d barriers between them\n", cmds, barriers)
+	inputs := "inputs kept on the device"
+	if j.upload {
+		inputs = "inputs uploaded"
+	}
+	fmt.Fprintf(e.stdout, "each step: %s, %d commands, %d barriers between them\n", inputs, cmds, barriers)
 	if t := j.tuning.String(); t != "" {
 		fmt.Fprintf(e.stdout, "convolution tuning: %s\n", t)
 	}
@@ -229,9 +247,12 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 			return err
 		}
 		defer pex.Close()
+		if err := writeResident(ctx, pex, popts.Resident, feeds); err != nil {
+			return err
+		}
 		var p *graph.Pending
 		for i := 0; i < 3; i++ {
-			if p, err = pex.Start(ctx, feeds); err != nil {
+			if p, err = pex.Start(ctx, stepFeeds); err != nil {
 				return err
 			}
 			if _, err := p.Wait(ctx); err != nil {
@@ -295,6 +316,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	if j.scratchPerKernel {
 		rec["scratch_per_kernel"] = true
 	}
+	rec["upload"] = j.upload
 	b, _ := json.Marshal(rec)
 	if err := tensorio.CheckOutput(j.json, j.file); err != nil {
 		return err
@@ -306,4 +328,14 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	defer f.Close()
 	_, err = fmt.Fprintf(f, "%s\n", b)
 	return err
+}
+
+// writeResident writes the values of the resident inputs names from feeds.
+func writeResident(ctx context.Context, ex *graph.Executor, names []string, feeds map[string][]float32) error {
+	for _, name := range names {
+		if err := ex.WriteInput(ctx, name, feeds[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -73,6 +73,7 @@ func TestTrainSynthetic(t *testing.T) {
 		DeviceMiB  float64   `json:"device_memory_mib"`
 		Commands   int       `json:"commands_per_step"`
 		Barriers   *int      `json:"barriers_per_step"`
+		Upload     *bool     `json:"upload"`
 		Nodes      []struct {
 			Name, Op string
 			MS       float64
@@ -84,7 +85,9 @@ func TestTrainSynthetic(t *testing.T) {
 	require.Greater(t, rec.Commands, 20)
 	require.NotNil(t, rec.Barriers)
 	require.LessOrEqual(t, *rec.Barriers, rec.Commands)
-	require.Contains(t, r.stdout, fmt.Sprintf("each step: %d commands, %d barriers", rec.Commands, *rec.Barriers))
+	require.Contains(t, r.stdout, fmt.Sprintf("each step: inputs kept on the device, %d commands, %d barriers", rec.Commands, *rec.Barriers))
+	require.NotNil(t, rec.Upload)
+	require.False(t, *rec.Upload)
 	require.Equal(t, 3, rec.Steps)
 	require.GreaterOrEqual(t, rec.Warmup, 10)
 	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
@@ -104,11 +107,13 @@ func TestTrainSynthetic(t *testing.T) {
 	}
 
 	// --conv-tuning reaches the convolutions, is printed and recorded;
-	// --scratch-per-kernel leaves no shared scratch.
+	// --scratch-per-kernel leaves no shared scratch; --upload feeds the
+	// inputs to every step.
 	out2 := filepath.Join(t.TempDir(), "tuned.jsonl")
 	r = mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
-		"--input", "labels=10,1,1", "--steps", "2", "--warmup", "0s", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--json", out2)
+		"--input", "labels=10,1,1", "--steps", "2", "--warmup", "0s", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--upload", "--json", out2)
 	require.Contains(t, r.stdout, "convolution tuning: direct=1")
+	require.Contains(t, r.stdout, "each step: inputs uploaded, ")
 	require.Contains(t, r.stdout, "shared convolution scratch 0.0 MiB")
 	b, err = os.ReadFile(out2)
 	require.NoError(t, err)
@@ -117,8 +122,10 @@ func TestTrainSynthetic(t *testing.T) {
 		PerKernel bool     `json:"scratch_per_kernel"`
 		Scratch   *float64 `json:"scratch_mib"`
 		Warmup    int      `json:"warmup_steps"`
+		Upload    bool     `json:"upload"`
 	}
 	require.NoError(t, json.Unmarshal(b, &tuned), string(b))
+	require.True(t, tuned.Upload)
 	require.Equal(t, "direct=1", tuned.Tuning)
 	require.True(t, tuned.PerKernel)
 	require.NotNil(t, tuned.Scratch)
