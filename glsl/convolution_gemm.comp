@@ -35,7 +35,8 @@
 // outputs of a column, and finishes them (bias, neuron, store): a GEMM of
 // few tiles fills the device, and the phases of a strided data gradient,
 // whose taps differ (3x3 stride 2: 4, 2, 2 and 1), take equal shares; the
-// results repeat bit for bit.
+// results repeat bit for bit. convolution_col2im.comp instead adds the
+// partial sums of a columns GEMM into a strided data gradient.
 // VEC_A (MODE_A 0; K and the weights' first value multiples of 4) loads
 // the weights as quads along k; VEC_B (MODE_B 0 of a pointwise
 // convolution: 1x1 kernel, stride 1, first = 0, the region the image's

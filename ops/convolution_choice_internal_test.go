@@ -475,3 +475,40 @@ func TestPhaseSplit(t *testing.T) {
 		}
 	}
 }
+
+// Strided data gradients without groups run as a columns GEMM and col2im
+// by default where their windows have several taps and the GEMM 1024
+// rows or more (ResNet-18's 3x3 stride-2 gradients of 128 and 256 input
+// channels, not 64; not 1x1 stride 2), and under col2im=1 wherever they
+// are strided without groups; never under col2im=0, with groups, at
+// stride 1, on the small-channel gather, or on a forced direct path.
+func TestUseCol2im(t *testing.T) {
+	job := func(cin, k, stride, groups int) *convImageGemm {
+		return &convImageGemm{modeA: gemmATransposed, modeB: gemmBPhases, groups: groups, m: cin / groups,
+			geom: [6]int32{int32(k), int32(k), int32(stride), int32(stride), 1, 1}}
+	}
+	for _, d := range []struct {
+		name  string
+		t     ConvolutionTuning
+		force *convChoice
+		j     *convImageGemm
+		want  bool
+	}{
+		{"3x3/2 from 128", ConvolutionTuning{}, nil, job(128, 3, 2, 1), true},
+		{"3x3/2 from 256", ConvolutionTuning{}, nil, job(256, 3, 2, 1), true},
+		{"3x3/2 from 64", ConvolutionTuning{}, nil, job(64, 3, 2, 1), false},
+		{"1x1/2 from 2048", ConvolutionTuning{}, nil, job(2048, 1, 2, 1), false},
+		{"col2im=1, 3x3/2 from 64", ConvolutionTuning{Col2im: true}, nil, job(64, 3, 2, 1), true},
+		{"col2im=1, 1x1/2", ConvolutionTuning{Col2im: true}, nil, job(64, 1, 2, 1), true},
+		{"col2im=0", ConvolutionTuning{NoCol2im: true}, nil, job(256, 3, 2, 1), false},
+		{"groups", ConvolutionTuning{Col2im: true}, nil, job(256, 3, 2, 2), false},
+		{"stride 1", ConvolutionTuning{Col2im: true}, nil, job(256, 3, 1, 1), false},
+		{"small channels", ConvolutionTuning{Col2im: true}, nil, job(3, 7, 2, 1), false},
+		{"direct", ConvolutionTuning{Col2im: true}, &convChoice{path: convPathDirect}, job(256, 3, 2, 1), false},
+	} {
+		e := &convEngine{tune: d.t, force: d.force}
+		if got := e.useCol2im(d.j); got != d.want {
+			t.Errorf("%s: %v, want %v", d.name, got, d.want)
+		}
+	}
+}

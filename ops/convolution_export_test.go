@@ -215,6 +215,18 @@ func ConvPhaseSplitK(k any) bool {
 	return false
 }
 
+// ConvCol2im reports whether a family kernel has made a col2im pipeline
+// (glsl/convolution_col2im.comp: a strided data gradient as a columns
+// GEMM).
+func ConvCol2im(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionCol2im {
+			return true
+		}
+	}
+	return false
+}
+
 // ConvDepthwiseVectors returns the values per load and store (VW: 1, 2,
 // 4) of the depthwise pipelines a family kernel has made, in increasing
 // order.

@@ -469,8 +469,10 @@ func TestConvolutionCoopPacked(t *testing.T) {
 // (phasetaps=0; the emulated cooperative matrices and the direct path
 // unless split by tap), unsplit (tapsplit=0), split by tap (tapsplit=1:
 // a split per tap, a phase of fewer taps summing fewer splits; on the
-// emulated cooperative matrices over their own taps too) and in 3 even
-// splits (splits=3, each phase over the largest phase's depth):
+// emulated cooperative matrices over their own taps too), in 3 even
+// splits (splits=3, each phase over the largest phase's depth), and as a
+// columns GEMM and col2im (col2im=1; the grouped layer keeps its phases;
+// also a dilated stride-2 layer, which has no phases):
 // a 3x3 stride-2 layer, a 1x1 stride-2 one (three phases without a tap,
 // whose outputs are 0), 5x5 stride 3 in groups with asymmetric pads, and
 // a 1x1 stride-2 transpose convolution with bias and a neuron (the empty
@@ -487,6 +489,9 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 	grouped := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 5, KernelHeight: 5, InputFeatureChannels: 8, OutputFeatureChannels: 64,
 		Groups: 2, StrideX: 3, StrideY: 3, DilationX: 1, DilationY: 1}, n: 1, h: 11, w: 10,
 		pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 2}, bias: true}
+	dilated := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 12, OutputFeatureChannels: 32,
+		StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}, n: 2, h: 13, w: 12,
+		pads: padding.Pads{Top: 2, Left: 1, Bottom: 2, Right: 3}, bias: true}
 	transpose := convTCase{convCase: convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 32,
 		OutputFeatureChannels: 12, Groups: 1, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1, Neuron: ops.NewNeuronDescriptor(ops.NeuronSigmoid)},
 		n: 2, h: 5, w: 6, bias: true}, opX: 1, opY: 1}
@@ -494,7 +499,7 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 		path string
 		tile int
 	}{{"tiled", 0}, {"tiled", 2}, {"coopmat-emulated", 0}, {"direct", 0}} {
-		for _, tune := range []string{"phasetaps=1,tapsplit=0", "phasetaps=0,tapsplit=0", "tapsplit=1", "phasetaps=0,tapsplit=1", "splits=3"} {
+		for _, tune := range []string{"phasetaps=1,tapsplit=0", "phasetaps=0,tapsplit=0", "tapsplit=1", "phasetaps=0,tapsplit=1", "splits=3", "col2im=1", "col2im=1,splits=2"} {
 			t.Run(fmt.Sprintf("%s %d %s", p.path, p.tile, tune), func(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(tune)
 				require.NoError(t, err)
@@ -513,10 +518,19 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 					kernels = append(kernels, k)
 				}
 				r := rand.New(rand.NewSource(9))
-				for _, c := range []convCase{s2, pointwise, grouped} {
+				cases := []convCase{s2, pointwise, grouped}
+				if strings.Contains(tune, "col2im") {
+					cases = append(cases, dilated)
+				}
+				for _, c := range cases {
 					convRunCase(t, dev, c, r, f16, force)
 				}
 				convTCheck(t, dev, transpose, transpose.data(r), f16, force)
+				col2im := false
+				for _, k := range kernels {
+					col2im = col2im || ops.ConvCol2im(k)
+				}
+				assert.Equal(t, strings.Contains(tune, "col2im") && p.path != "direct", col2im, "col2im")
 				own, grid, split := false, false, false
 				for _, k := range kernels {
 					o, g := ops.ConvTapMajor(k)
@@ -532,8 +546,40 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 					assert.True(t, own, "phases over their own taps")
 				}
 				wantSplit := p.path != "direct" && (tune == "splits=3" || (strings.Contains(tune, "tapsplit=1") && !strings.Contains(tune, "phasetaps=0")))
-				assert.Equal(t, wantSplit, split, "phases split K")
+				if !strings.Contains(tune, "col2im") { // its grouped layer's phases split by default
+					assert.Equal(t, wantSplit, split, "phases split K")
+				}
 			})
+		}
+	}
+}
+
+// By default a strided data gradient of 128 input channels (a columns
+// GEMM of 1152 rows) runs as the columns GEMM and col2im, and matches the
+// reference as the phases (col2im=0) do, in float32 and float16.
+func TestConvolutionCol2imDefault(t *testing.T) {
+	dev := vktest.Open(t)
+	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 128, OutputFeatureChannels: 12,
+		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 2, h: 9, w: 10,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	for _, f16 := range []bool{false, true} {
+		if f16 && !dev.Limits().Float16Storage {
+			continue
+		}
+		for _, tune := range []ops.ConvolutionTuning{{}, {NoCol2im: true}} {
+			var kernels []any
+			force := func(k any) {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(tune))
+				kernels = append(kernels, k)
+			}
+			convRunCase(t, dev, c, rand.New(rand.NewSource(21)), f16, force)
+			col2im := false
+			for _, k := range kernels {
+				col2im = col2im || ops.ConvCol2im(k)
+			}
+			assert.Equal(t, !tune.NoCol2im, col2im, "float16 %v, %q: col2im", f16, tune.String())
 		}
 	}
 }

@@ -138,6 +138,16 @@ type ConvolutionTuning struct {
 	TapSplit bool
 	// NoTapSplit (tapsplit=0): the phases never split by tap.
 	NoTapSplit bool
+	// Col2im (col2im=1): strided data gradients (and transpose
+	// convolutions) without groups run as one GEMM of a row per channel
+	// and tap and a column per dy pixel, whose sums a second pass adds
+	// into dx (col2im), instead of a GEMM per phase of the stride; by
+	// default where the windows have several taps and the GEMM 1024 rows
+	// or more (ResNet-18's 3x3 stride-2 gradients of 128 input channels
+	// or more; see ops/gemm.go's useCol2im).
+	Col2im bool
+	// NoCol2im (col2im=0): never; the phases instead.
+	NoCol2im bool
 	// DepthwiseStrip (dwstrip): the outputs along a row each invocation
 	// of a depthwise convolution computes, 1..8, where the input columns
 	// they span fit its registers (default 4).
@@ -208,6 +218,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: compute units (units) %d: want 1..65536", ErrTuning, t.ComputeUnits)
 	case t.Path == ConvolutionPathCoopMat && t.NoCoopMat:
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
+	case t.Col2im && t.NoCol2im:
+		return fmt.Errorf("%w: col2im both forced and refused", ErrTuning)
 	case t.TapSplit && t.NoTapSplit:
 		return fmt.Errorf("%w: the phases' split by tap both forced and refused", ErrTuning)
 	case t.Winograd && t.NoWinograd:
@@ -272,6 +284,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoTapSplit {
 		parts = append(parts, "tapsplit=0")
 	}
+	if t.Col2im {
+		parts = append(parts, "col2im=1")
+	}
+	if t.NoCol2im {
+		parts = append(parts, "col2im=0")
+	}
 	if t.DepthwiseStrip != 0 {
 		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
 	}
@@ -294,8 +312,8 @@ func (t ConvolutionTuning) String() string {
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), tapsplit (1: always, 0: never), dwstrip
-// (1..8) (see
+// on, the default; 0: off), tapsplit and col2im (1: always, 0: never),
+// dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -371,6 +389,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				err = path(ConvolutionPathCoopMat)
 			}
 			t.CoopTile = n
+		case k == "col2im":
+			if err = flag(); err == nil {
+				t.Col2im, t.NoCol2im = n == 1, n == 0
+			}
 		case k == "tapsplit":
 			if err = flag(); err == nil {
 				t.TapSplit, t.NoTapSplit = n == 1, n == 0
@@ -398,7 +420,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

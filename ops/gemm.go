@@ -1161,7 +1161,61 @@ type convImageGemm struct {
 	depthwise    bool // run glsl/convolution_depthwise.comp (m = 1 per group)
 	flip         bool // depthwise: taps reversed
 	mult         int  // depthwise: outputs per input channel
+	// col2im: the data gradient this columns GEMM finishes
+	// (convColumnsGemm), nil for the others.
+	col2im *convImageGemm
 }
+
+// convColumnsGemm returns the columns GEMM of strided data gradient g
+// (col2im): C[m][n] with a row m = c*KHW + tap per channel c of dx and
+// tap, a column n per dy pixel, A[m][k] = W[k][m] (the weights' rows as
+// columns, ld = channels*KHW), B = dy as a 1x1 im2col; its raw sums are
+// then added into g's destination, each dx pixel taking the taps and dy
+// pixels whose windows reach it (glsl/convolution_col2im.comp). Every
+// product is a tap of the kernel: the phases' GEMMs sum a grid of taps
+// per phase (3x3 stride 2: 16, of which 9 lie in the kernel) on
+// cooperative matrices, and split the work by phase.
+func convColumnsGemm(g convImageGemm) convImageGemm {
+	khw := int(g.geom[0] * g.geom[1])
+	c := g
+	c.modeA, c.modeB, c.ld = gemmAColumns, gemmBIm2col, g.m*khw
+	c.m, c.k = g.m*khw, g.cinG
+	c.geom = [6]int32{1, 1, 1, 1, 1, 1}
+	c.firstX, c.firstY = 0, 0
+	// The GEMM's output grid is dy's pixels (pixelOf, N); it writes only
+	// partial sums, and its destination binding is g's.
+	c.out = convRegion{im: g.out.im, n0: g.out.n0, c0: g.out.c0, channels: g.out.channels, w: g.in.w, h: g.in.h}
+	c.col2im = &g
+	return c
+}
+
+// useCol2im reports whether data gradient j runs as a columns GEMM and
+// col2im (convColumnsGemm): a strided one without groups that the
+// small-channel gather does not take, where the tuning forces it
+// (col2im=1) or, by default, where its windows have several taps and the
+// columns GEMM col2imRows rows or more. On an H100 (2026-11-28,
+// bench/results/h100-2026-11-28-nodes, run 7: GEMM + col2im against the
+// phases, µs) ResNet-18's 3x3 stride-2 gradients of 512 to 256 channels
+// at 14x14 took float16 65 + 27 against 135, float32 151 + 29 against
+// 250; of 256 to 128 at 28x28 float16 66 + 43 against 141, float32 156 +
+// 43 against 216; of 128 to 64 at 56x56 (576 rows) float32 174 + 80
+// against 209, and 1x1 stride-2 ones (every other dx pixel 0) 82-100
+// against 58.
+func (e *convEngine) useCol2im(j *convImageGemm) bool {
+	strided := j.geom[2] > 1 || j.geom[3] > 1
+	if j.col2im != nil || j.modeA != gemmATransposed || !strided || j.groups != 1 || j.depthwise || e.tune.NoCol2im || e.useSmall(j) {
+		return false
+	}
+	if e.force != nil && e.force.path == convPathDirect {
+		return false
+	}
+	khw := int(j.geom[0] * j.geom[1])
+	return e.tune.Col2im || (khw > 1 && j.m*khw >= col2imRows)
+}
+
+// col2imRows is the least rows (channels times taps) of a columns GEMM
+// useCol2im takes by default.
+const col2imRows = 1024
 
 // encodeImageGemm records j on cb.
 func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) error {
@@ -1169,6 +1223,10 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	f16 := j.out.im.format == Float16
 	if p, ok := e.winograd(j); ok {
 		return e.encodeWinograd(cb, j, p, f16)
+	}
+	if e.useCol2im(j) {
+		c := convColumnsGemm(*j)
+		j = &c
 	}
 	wr, wBase, err := convWholeRange(lim, "weights", j.weights)
 	if err != nil {
@@ -1223,13 +1281,20 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		if j.modeB == gemmBPhases {
 			choice = phaseSplit(lim, e.tune, choice, j.m, j.batches*colsPer, z, j.k/int(j.geom[0]*j.geom[1]), taps)
 		}
+		if j.col2im != nil && choice.path == convPathDirect {
+			j = j.col2im // too small for tiles: the gather sums it directly
+			return e.encodeImageGemm(cb, j)
+		}
+		if j.col2im != nil && choice.splits <= 1 {
+			choice.splits, choice.chunk = 1, k // SPLITK 1 writes the columns
+		}
 		key.shader = spirv.ConvolutionGemm
 		switch choice.path {
 		case convPathTiled:
 			key.tile = int8(choice.tile)
 			key.local = int32(gemmTiles[choice.tile].cfg.threads())
 			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
-			if choice.splits > 1 {
+			if choice.splits > 1 || j.col2im != nil {
 				key.splitk = 1
 			}
 		case convPathCoopMat:
@@ -1237,7 +1302,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			key.shader, key.coop, key.emu, key.tile = spirv.ConvolutionGemmCoopmat, true, choice.emu, -1
 			key.ctile, key.local = int8(choice.ctile), int32(c.threads())
 			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
-			if choice.splits > 1 {
+			if choice.splits > 1 || j.col2im != nil {
 				key.splitk = 1
 			}
 		default:
@@ -1257,6 +1322,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	}
 	spans := [2]span{j.in.span(), j.out.span()}
 	chans := [2]int{j.in.spanChannels(), j.out.spanChannels()}
+	if j.col2im != nil { // the destination is the data gradient's
+		spans[1], chans[1] = j.col2im.out.span(), j.col2im.out.spanChannels()
+	}
 	pc := convGemmPush{
 		InW: int32(j.in.w), InH: int32(j.in.h), InX0: int32(j.in.x0), InY0: int32(j.in.y0),
 		FirstX: int32(j.firstX), FirstY: int32(j.firstY),
@@ -1295,6 +1363,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		fk := key
 		fk.shader, fk.coop, fk.emu, fk.ctile, fk.packed = spirv.ConvolutionGemm, false, false, 0, false
 		fk.splitk, fk.tile, fk.local, fk.vecA, fk.vecB = 2, -1, 64, false, false
+		if j.col2im != nil {
+			fk.shader, fk.splitk, fk.geom = spirv.ConvolutionCol2im, 0, j.col2im.geom
+		}
 		if finish, err = e.pipeline(fk); err != nil {
 			return err
 		}
@@ -1344,6 +1415,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		if finish == nil {
 			return nil
 		}
+		if j.col2im != nil {
+			return e.encodeCol2im(cb, finish, binds[:], &pc, j.col2im, nb)
+		}
 		// The finishing pass goes over every output pixel (all phases).
 		cols = nb * pixels
 		step = maxX * 64
@@ -1357,6 +1431,34 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 		return nil
 	})
+}
+
+// encodeCol2im records the col2im pass (glsl/convolution_col2im.comp)
+// of the nb batch images of a part after its columns GEMM: one invocation
+// per dx pixel, channel and batch image. pc is the GEMM's push constants,
+// its destination and split fields set; the pass changes its output grid,
+// windows and channels to the data gradient g's, and restores them.
+func (e *convEngine) encodeCol2im(cb *vk.CommandBuffer, pl *vk.Pipeline, binds []vk.BufferRange, pc *convGemmPush, g *convImageGemm, nb int) error {
+	lim := e.dev.Limits()
+	saved := *pc
+	defer func() { *pc = saved }()
+	out := g.out
+	pc.OutW, pc.OutH, pc.OutX0, pc.OutY0 = int32(out.w), int32(out.h), int32(out.x0), int32(out.y0)
+	pc.DstStride, pc.DstBatch, pc.DstPlane = uint32(out.stride()), uint32(out.batch()), uint32(out.plane())
+	pc.FirstX, pc.FirstY, pc.M = int32(g.firstX), int32(g.firstY), uint32(g.m)
+	if g.m > int(lim.MaxComputeWorkGroupCount[1]) || nb > int(lim.MaxComputeWorkGroupCount[2]) {
+		return fmt.Errorf("%w: %s: %d channels of %d batch images exceed the device's workgroup counts", ErrDeviceLimit, e.label, g.m, nb)
+	}
+	push := unsafe.Slice((*byte)(unsafe.Pointer(pc)), unsafe.Sizeof(*pc))
+	pixels, step := out.w*out.h, int(lim.MaxComputeWorkGroupCount[0])*64
+	for p0 := 0; p0 < pixels; p0 += step {
+		pc.N0 = uint32(p0)
+		gx := (min(step, pixels-p0) + 63) / 64
+		if err := cb.Dispatch(pl, binds, push, [3]uint32{uint32(gx), uint32(g.m), uint32(nb)}); err != nil {
+			return fmt.Errorf("%s: %w", e.label, err)
+		}
+	}
+	return nil
 }
 
 // convFinishRows is the output rows each invocation of a split-K GEMM's
