@@ -53,8 +53,8 @@ func TestTrainMNISTLearns(t *testing.T) {
 }
 
 // train synthetic times steps of a model on random data and appends one
-// JSON line: the step count, the warm-up's steps (at least 10, more until
-// --warmup has passed), the time per step, and each timed step's GPU time
+// JSON line: the step count, the warm-up's steps (10, then more until
+// --warmup has passed after them), the time per step, and each timed step's GPU time
 // (positive where the device has timestamps, which the profiled step's
 // table then shows).
 func TestTrainSynthetic(t *testing.T) {
@@ -91,6 +91,7 @@ func TestTrainSynthetic(t *testing.T) {
 	require.Equal(t, 3, rec.Steps)
 	require.GreaterOrEqual(t, rec.Warmup, 10)
 	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
+	require.Greater(t, rec.Warmup, 10, "300ms more after the first 10 steps")
 	require.Positive(t, rec.MsPerStep)
 	require.Positive(t, rec.DeviceMiB)
 	require.Contains(t, r.stdout, "device memory: ")
