@@ -14,6 +14,8 @@ import argparse, json
 import torch
 import torch.nn.functional as F
 
+from torch_training_baseline import gpu_us  # CUDA events over iters after warm-up
+
 # name, C, H (=W), O, k, stride, pad, count in ResNet-18
 LAYERS = [
     ("stem 7x7/2 3->64 @224", 3, 224, 64, 7, 2, 3, 1),
@@ -28,19 +30,6 @@ LAYERS = [
     ("1x1/2 256->512 @14", 256, 14, 512, 1, 2, 0, 1),
     ("3x3 512 @7", 512, 7, 512, 3, 1, 1, 3),
 ]
-
-
-def gpu_us(fn, iters):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(iters):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) / iters * 1e3
 
 
 def main():

@@ -50,12 +50,7 @@ func (e *Executor) WriteInput(ctx context.Context, name string, data []float32) 
 	if e.closed {
 		return fmt.Errorf("%w: the executor is closed", ErrGraph)
 	}
-	var in *slot
-	for _, s := range e.inputs {
-		if s.im.name == name {
-			in = s
-		}
-	}
+	in := e.inputSlot(name)
 	switch {
 	case in == nil:
 		return fmt.Errorf("%w: WriteInput: no input named %q", ErrGraph, name)
@@ -73,6 +68,16 @@ func (e *Executor) WriteInput(ctx context.Context, name string, data []float32) 
 	}
 	if err := in.img.Write(ctx, data); err != nil {
 		return fmt.Errorf("input %q: %w", name, err)
+	}
+	return nil
+}
+
+// inputSlot returns the slot of the input called name, or nil.
+func (e *Executor) inputSlot(name string) *slot {
+	for _, s := range e.inputs {
+		if s.im.name == name {
+			return s
+		}
 	}
 	return nil
 }
@@ -129,13 +134,7 @@ func (e *Executor) start(ctx context.Context, feeds map[string][]float32) (*Pend
 		return nil, err // before touching anything: a cancelled run does no work
 	}
 	for name := range feeds {
-		var in *slot
-		for _, s := range e.inputs {
-			if s.im.name == name {
-				in = s
-			}
-		}
-		switch {
+		switch in := e.inputSlot(name); {
 		case in == nil:
 			return nil, fmt.Errorf("%w: no input named %q", ErrGraph, name)
 		case in.resident:

@@ -481,12 +481,15 @@ func TestPhaseSplit(t *testing.T) {
 // rows or more (ResNet-18's 3x3 stride-2 gradients of 128 and 256 input
 // channels, not 64; not 1x1 stride 2), and under col2im=1 wherever they
 // are strided without groups; never under col2im=0, with groups, at
-// stride 1, on the small-channel gather, or on a forced direct path.
+// stride 1, on the small-channel gather, on a forced direct path, or where
+// the columns GEMM would be too small for tiles.
 func TestUseCol2im(t *testing.T) {
 	job := func(cin, k, stride, groups int) *convImageGemm {
-		return &convImageGemm{modeA: gemmATransposed, modeB: gemmBPhases, groups: groups, m: cin / groups,
-			geom: [6]int32{int32(k), int32(k), int32(stride), int32(stride), 1, 1}}
+		return &convImageGemm{modeA: gemmATransposed, modeB: gemmBPhases, groups: groups, m: cin / groups, cinG: 64,
+			batches: 2, in: convRegion{w: 14, h: 14}, geom: [6]int32{int32(k), int32(k), int32(stride), int32(stride), 1, 1}}
 	}
+	tiny := job(64, 3, 2, 1)
+	tiny.in.w, tiny.in.h, tiny.batches = 1, 1, 1 // 576 x 1 x 64
 	for _, d := range []struct {
 		name  string
 		t     ConvolutionTuning
@@ -505,6 +508,8 @@ func TestUseCol2im(t *testing.T) {
 		{"stride 1", ConvolutionTuning{Col2im: true}, nil, job(256, 3, 1, 1), false},
 		{"small channels", ConvolutionTuning{Col2im: true}, nil, job(3, 7, 2, 1), false},
 		{"direct", ConvolutionTuning{Col2im: true}, &convChoice{path: convPathDirect}, job(256, 3, 2, 1), false},
+		{"direct=1", ConvolutionTuning{Col2im: true, Path: ConvolutionPathDirect}, nil, job(256, 3, 2, 1), false},
+		{"too small for tiles", ConvolutionTuning{Col2im: true}, nil, tiny, false},
 	} {
 		e := &convEngine{tune: d.t, force: d.force}
 		if got := e.useCol2im(d.j); got != d.want {

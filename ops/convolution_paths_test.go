@@ -556,7 +556,8 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 
 // By default a strided data gradient of 128 input channels (a columns
 // GEMM of 1152 rows) runs as the columns GEMM and col2im, and matches the
-// reference as the phases (col2im=0) do, in float32 and float16.
+// reference as the phases (col2im=0) do, in float32 and float16; one too
+// small for tiles keeps its phases under col2im=1.
 func TestConvolutionCol2imDefault(t *testing.T) {
 	dev := vktest.Open(t)
 	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 128, OutputFeatureChannels: 12,
@@ -581,5 +582,18 @@ func TestConvolutionCol2imDefault(t *testing.T) {
 			}
 			assert.Equal(t, !tune.NoCol2im, col2im, "float16 %v, %q: col2im", f16, tune.String())
 		}
+	}
+	// col2im=1 on a gradient too small for tiles keeps its phases.
+	small := c
+	small.d.InputFeatureChannels, small.d.OutputFeatureChannels, small.n, small.h, small.w = 4, 5, 1, 5, 5
+	var kernels []any
+	convRunCase(t, dev, small, rand.New(rand.NewSource(22)), false, func(k any) {
+		require.NoError(t, k.(interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}).SetTuning(ops.ConvolutionTuning{Col2im: true, NoSmallChannels: true}))
+		kernels = append(kernels, k)
+	})
+	for _, k := range kernels {
+		assert.False(t, ops.ConvCol2im(k), "col2im on a direct GEMM")
 	}
 }

@@ -1162,8 +1162,10 @@ type convImageGemm struct {
 	flip         bool // depthwise: taps reversed
 	mult         int  // depthwise: outputs per input channel
 	// col2im: the data gradient this columns GEMM finishes
-	// (convColumnsGemm), nil for the others.
-	col2im *convImageGemm
+	// (convColumnsGemm), nil for the others; noCol2im keeps a data
+	// gradient on its own GEMM.
+	col2im   *convImageGemm
+	noCol2im bool
 }
 
 // convColumnsGemm returns the columns GEMM of strided data gradient g
@@ -1191,9 +1193,10 @@ func convColumnsGemm(g convImageGemm) convImageGemm {
 
 // useCol2im reports whether data gradient j runs as a columns GEMM and
 // col2im (convColumnsGemm): a strided one without groups that the
-// small-channel gather does not take, where the tuning forces it
-// (col2im=1) or, by default, where its windows have several taps and the
-// columns GEMM col2imRows rows or more. On an H100 (2026-11-28,
+// small-channel gather does not take and whose columns GEMM is not too
+// small for tiles, unless a direct path is forced, where the tuning
+// forces it (col2im=1) or, by default, where its windows have several
+// taps and the columns GEMM col2imRows rows or more. On an H100 (2026-11-28,
 // bench/results/h100-2026-11-28-nodes, run 7: GEMM + col2im against the
 // phases, µs) ResNet-18's 3x3 stride-2 gradients of 512 to 256 channels
 // at 14x14 took float16 65 + 27 against 135, float32 151 + 29 against
@@ -1203,13 +1206,16 @@ func convColumnsGemm(g convImageGemm) convImageGemm {
 // against 58.
 func (e *convEngine) useCol2im(j *convImageGemm) bool {
 	strided := j.geom[2] > 1 || j.geom[3] > 1
-	if j.col2im != nil || j.modeA != gemmATransposed || !strided || j.groups != 1 || j.depthwise || e.tune.NoCol2im || e.useSmall(j) {
+	if j.col2im != nil || j.noCol2im || j.modeA != gemmATransposed || !strided || j.groups != 1 || j.depthwise || e.tune.NoCol2im || e.useSmall(j) {
 		return false
 	}
-	if e.force != nil && e.force.path == convPathDirect {
+	if (e.force != nil && e.force.path == convPathDirect) || e.tune.Path == ConvolutionPathDirect {
 		return false
 	}
 	khw := int(j.geom[0] * j.geom[1])
+	if uint64(j.m*khw)*uint64(j.batches*j.in.w*j.in.h)*uint64(j.cinG) < gemmDirectBelow {
+		return false // the columns GEMM would take the direct path
+	}
 	return e.tune.Col2im || (khw > 1 && j.m*khw >= col2imRows)
 }
 
@@ -1282,8 +1288,9 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			choice = phaseSplit(lim, e.tune, choice, j.m, j.batches*colsPer, z, j.k/int(j.geom[0]*j.geom[1]), taps)
 		}
 		if j.col2im != nil && choice.path == convPathDirect {
-			j = j.col2im // too small for tiles: the gather sums it directly
-			return e.encodeImageGemm(cb, j)
+			g := *j.col2im // the direct path sums the gradient itself
+			g.noCol2im = true
+			return e.encodeImageGemm(cb, &g)
 		}
 		if j.col2im != nil && choice.splits <= 1 {
 			choice.splits, choice.chunk = 1, k // SPLITK 1 writes the columns
