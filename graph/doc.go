@@ -73,7 +73,10 @@
 // whole graph into one command buffer on its first call, with only the
 // barriers the hazards need, and replays it afterwards: exactly one queue
 // submission per run, also on discrete GPUs, where inputs and outputs move
-// through host-visible staging copied inside that command buffer.
+// through host-visible staging copied inside that command buffer. Inputs
+// named in CompileOptions.Resident instead stay on the device from run to
+// run (Executor.WriteInput sets them): a batch or data set that does not
+// change costs no transfer per run.
 //
 // Package graphref runs the same graph on the CPU in float64 with package
 // ops/ref, for checking results and taking finite differences; package
