@@ -5,7 +5,8 @@ winocoop=1 (glsl/convolution_winograd_coopmat.comp).
 
 F(4x4, 3x3) (forward and data gradient): U = 16 G g G^T and V = B^T d B / 16
 rounded to halves, their products summed in float32, X's output transform
-in float64; against the direct sums of the same (half) inputs. F(3x3, 4x4)
+in float64; against the direct sums of the same (half) inputs; and with
+X divided by 16 and rounded to halves too (winoxhalf=1). F(3x3, 4x4)
 (weight gradient): D = A dy A^T / 16 and V / 16 rounded to halves, the sums
 in float32 times 256. Prints, per channel count or tile count, the relative
 RMS error and the worst error in units of a half's rounding of the
@@ -37,7 +38,7 @@ def report(what, got, want, mag):
     print("%-34s relative RMS %.2e, worst %.1f half roundings of the magnitude" % (what, rel, worst))
 
 
-def forward(rng, c, m=8, tiles=2000):
+def forward(rng, c, m=8, tiles=2000, xhalf=False):
     d = half(rng.uniform(-1, 1, (tiles, c, 6, 6)))
     g = half(rng.uniform(-1, 1, (m, c, 3, 3)))
     want, mag = np.zeros((tiles, m, 4, 4)), np.zeros((tiles, m, 4, 4))
@@ -48,7 +49,9 @@ def forward(rng, c, m=8, tiles=2000):
     u = half(16 * np.einsum('ij,mcjk,lk->mcil', G, g, G))
     v = half(np.einsum('ij,tcjk,lk->tcil', BT, d, BT) / 16)
     x = single(np.einsum('mcij,tcij->tmij', u, v))
-    report("forward, %d channels" % c, np.einsum('ij,tmjk,lk->tmil', AT, x, AT), want, mag)
+    if xhalf:
+        x = half(x / 16) * 16
+    report("forward, %d channels%s" % (c, ", X as halves" if xhalf else ""), np.einsum('ij,tmjk,lk->tmil', AT, x, AT), want, mag)
 
 
 def weights(rng, tiles, m=4, c=4):
@@ -69,6 +72,7 @@ def main():
     rng = np.random.default_rng(2)
     for c in (3, 16, 64, 256):
         forward(rng, c)
+        forward(rng, c, xhalf=True)
     for t in (16, 400, 3000):
         weights(rng, t)
 

@@ -48,6 +48,14 @@
 #define SCR_STORE(v) float16_t(v)
 const float WINO_HALF_SCALE = 16.0;
 const uint SCR_PER_SLOT = 2u; // scratch elements per float32 slot
+// X as halves (convolution_winograd_coopmat.comp's X_HALF) is X divided by
+// WINO_X_SCALE: X sums up to C products of U's and V's values, so that
+// it can exceed a half's range where the output does not; divided by 16
+// it stays inside wherever U and V do for up to C = 256 channels of
+// values of like signs (a typical sum of products of random signs grows
+// as the square root of C). X under 16 * 2^-14 (about 0.001) is stored
+// as a half's subnormal, exact to 2^-21 absolutely.
+const float WINO_X_SCALE = 16.0;
 #else
 #define SCR_ELEM float
 #define SCR_STORE(v) (v)

@@ -14,7 +14,10 @@
 //     multiples of 4); an empty split writes 0.
 // U, D and V are the half builds' (WINO_HALF: halves, scaled by powers of
 // two that the output transforms undo), read as halves; the products
-// accumulate in float32 and X and P are stored as float32. For float16
+// accumulate in float32 and P is stored as float32, X too unless X_HALF:
+// then X divided by WINO_X_SCALE, rounded to halves (half of X's bytes
+// written here and read by convolution_winograd_output.comp's half
+// build, which multiplies them back), from half 2*xBase. For float16
 // images, where the device has cooperative matrices (ops'
 // convCoopTileFor); the "emu" build computes the same without them
 // (gemm_coopmat.glsl's VKMPS_COOP_EMULATE), for tests on any device.
@@ -42,6 +45,7 @@ layout(constant_id = 24) const uint CM = 16;       // the device's cooperative m
 layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
 layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
+layout(constant_id = 20) const bool X_HALF = false; // MODE 0: X stored as halves
 const bool A_KFAST = MODE == 1;
 const bool B_KFAST = MODE == 1;
 
@@ -52,9 +56,10 @@ const bool B_KFAST = MODE == 1;
 #define GEMM_REG_A4 f16vec4
 #define GEMM_REG_B4 f16vec4
 #endif
+#define GEMM_STORE_QUADS // gemmStoreC4, below
 #include "gemm_coopmat.glsl"
 
-uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats
+uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats (halves with X_HALF)
 uint gM, gN, kOff, kLim; // the GEMM's rows and columns, its k in [kOff, kLim)
 
 void gemmFetchA(uint kt) {
@@ -100,10 +105,30 @@ void gemmFetchB(uint kt) {
 	}
 }
 
+layout(std430, binding = 0) buffer Scr4 { vec4 scr4[]; };
+
+// The epilogue's quads (gemm_coopmat.glsl's gemmStoreC4): one 16-byte
+// store (8 with X_HALF) where the four columns lie in the matrix and its
+// rows start on quads, else value by value.
+void gemmStoreC4(uint m, uint n, vec4 v) {
+	uint mm = m + tileM0, nn = n + tileN0;
+	if (mm >= gM) return;
+	uint at = xRow + mm * gN + nn;
+	if (nn + 3u < gN && gN % 4u == 0u && xRow % 4u == 0u) {
+		if (X_HALF) scrh4[at / 4u] = f16vec4(v * (1.0 / WINO_X_SCALE));
+		else scr4[at / 4u] = v;
+		return;
+	}
+	[[unroll]] for (uint i = 0; i < 4u; i++) gemmStoreC(m, n + i, v[i]);
+}
+
 void gemmStoreC(uint m, uint n, float v) {
 	m += tileM0;
 	n += tileN0;
-	if (m < gM && n < gN) scr[xRow + m * gN + n] = v;
+	if (m >= gM || n >= gN) return;
+	// X_HALF: xRow counts halves (MODE 0 only).
+	if (X_HALF) scrh[xRow + m * gN + n] = float16_t(v * (1.0 / WINO_X_SCALE));
+	else scr[xRow + m * gN + n] = v;
 }
 
 void main() {
@@ -123,7 +148,7 @@ void main() {
 		kOff = 0u;
 		kLim = pc.C;
 		uRow = SCR_PER_SLOT * pc.uBase + xi * pc.C * pc.M;
-		xRow = pc.xBase + xi * pc.M * pc.T;
+		xRow = (X_HALF ? SCR_PER_SLOT * pc.xBase : pc.xBase) + xi * pc.M * pc.T;
 	}
 	vRow = SCR_PER_SLOT * pc.vBase + xi * pc.C * pc.T;
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);

@@ -3,10 +3,19 @@
 // one invocation per (tile t, output channel m), x along t, y along m:
 // the tile's 4x4 outputs A^T X A, plus bias[m] (BIAS), through the
 // kernel's neuron, stored where they lie inside the output region.
+// The "f16half" build reads X as halves (the products' X_HALF, from half
+// 2*xBase) and multiplies them by WINO_X_SCALE.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant f16half -DVKMPS_F16 -DWINO_HALF
 #include "convolution_winograd_common.glsl"
 
+#ifdef WINO_HALF
+layout(std430, binding = 0) readonly buffer Scr { float16_t scrh[]; };
+#define X_AT(i) (float(scrh[i]) * WINO_X_SCALE)
+#else
 layout(std430, binding = 0) readonly buffer Scr { float scr[]; };
+#define X_AT(i) scr[i]
+#endif
 layout(std430, binding = 1) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 2) readonly buffer Prelu { float prelu[]; };
 layout(std430, binding = 3) writeonly buffer Dst { ELEM dst[]; };
@@ -30,10 +39,10 @@ void at(float x0, float x1, float x2, float x3, float x4, float x5, out float r[
 void main() {
 	uint t = gl_GlobalInvocationID.x, m = gl_GlobalInvocationID.y;
 	if (t >= pc.T || m >= pc.M) return;
-	uint at0 = pc.xBase + m * pc.T + t, step = pc.M * pc.T;
+	uint at0 = SCR_PER_SLOT * pc.xBase + m * pc.T + t, step = pc.M * pc.T;
 	float x[6][6];
 	[[unroll]] for (int i = 0; i < 6; i++) {
-		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] = scr[at0 + uint(i * 6 + j) * step];
+		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] = X_AT(at0 + uint(i * 6 + j) * step);
 	}
 	// A^T X, column by column, then (A^T X) A row by row.
 	float h[4][6];

@@ -258,6 +258,9 @@ void gemmMultiply(uint buf) {
 void gemmFetchA(uint kt);
 void gemmFetchB(uint kt);
 void gemmStoreC(uint m, uint n, float v);
+#ifdef GEMM_STORE_QUADS
+void gemmStoreC4(uint m, uint n, vec4 v);
+#endif
 
 // gemmRun accumulates kTiles slices (kTiles >= 1) into acc. The last
 // slice needs no barrier after it: the epilogue's staging is not the
@@ -285,7 +288,14 @@ void gemmRun(uint kTiles) {
 // gemmEpilogue passes every value of the tile to gemmStoreC, one
 // accumulator of each subgroup at a time through its slice of gemmC
 // (row-major CM x CN; lane l passes elements l, l + SUBGROUP, ...: rows
-// of CN consecutive columns).
+// of CN consecutive columns). An includer that defines GEMM_STORE_QUADS
+// and gemmStoreC4(m, n, v) (the values of columns n..n+3 of row m, n a
+// multiple of 4; columns past the matrix included) gets quads instead,
+// lane l elements 4l..4l+3, 4(l + SUBGROUP).., where the matrix shape
+// allows (STORE_QUADS: CN a multiple of 4, CM x CN of 4 x SUBGROUP).
+#ifdef GEMM_STORE_QUADS
+const bool STORE_QUADS = CN % 4u == 0u && (CM * CN) % (4u * SUBGROUP) == 0u;
+#endif
 void gemmEpilogue() {
 	uint sg = coopSubgroup(), lane = coopLane();
 	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
@@ -294,6 +304,15 @@ void gemmEpilogue() {
 		[[unroll]] for (uint j = 0; j < FN; j++) {
 			COOP_STORE(i * FN + j, base, CN);
 			COOP_SYNC();
+#ifdef GEMM_STORE_QUADS
+			if (STORE_QUADS) {
+				[[unroll]] for (uint e = 0; e < CM * CN / (4u * SUBGROUP); e++) {
+					uint x = 4u * (lane + e * SUBGROUP);
+					gemmStoreC4(m0 + i * CM + x / CN, n0 + j * CN + x % CN,
+					            vec4(gemmC[base + x], gemmC[base + x + 1u], gemmC[base + x + 2u], gemmC[base + x + 3u]));
+				}
+			} else
+#endif
 			[[unroll]] for (uint e = 0; e < CM * CN / SUBGROUP; e++) {
 				uint x = lane + e * SUBGROUP;
 				gemmStoreC(m0 + i * CM + x / CN, n0 + j * CN + x % CN, gemmC[base + x]);

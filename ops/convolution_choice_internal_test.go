@@ -290,6 +290,27 @@ func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
 	}
 }
 
+// Winograd's X goes to the output transform as halves where it holds
+// 2^18 or more values per position by default (ResNet's 64@56 at batch
+// 32: 6272 tiles of 64 channels; VGG's 128@112 at 16), not below (128@28:
+// 1568 tiles of 128); winoxhalf=1 and 0 force and refuse it.
+func TestWinogradXHalf(t *testing.T) {
+	on, off := ConvolutionTuning{WinogradXHalf: true}, ConvolutionTuning{NoWinogradXHalf: true}
+	for _, c := range []struct {
+		tune     ConvolutionTuning
+		m, tiles int
+		want     bool
+	}{
+		{ConvolutionTuning{}, 64, 6272, true}, {ConvolutionTuning{}, 128, 12544, true}, {ConvolutionTuning{}, 128, 1568, false},
+		{ConvolutionTuning{}, 512, 128, false}, {ConvolutionTuning{}, 64, 4096, true}, {ConvolutionTuning{}, 64, 4095, false},
+		{on, 512, 128, true}, {on, 1, 1, true}, {off, 64, 6272, false},
+	} {
+		if got := winogradXHalf(c.tune, c.m, c.tiles); got != c.want {
+			t.Errorf("%q, %d channels, %d tiles: X as halves %v, want %v", c.tune, c.m, c.tiles, got, c.want)
+		}
+	}
+}
+
 // The Winograd products on cooperative matrices take the tiles an H100
 // measured fastest (2026-11-27, run 4 of bench/results/h100-2026-11-27-coop):
 // 128 x 128 x 16 for the forwards and data gradients of 64 to 512

@@ -161,6 +161,13 @@ type ConvolutionTuning struct {
 	// quads (the default there: one 16-byte store per 4 neighbouring
 	// results; the same values).
 	NoWinogradQuads bool
+	// WinogradXHalf (winoxhalf=1) and NoWinogradXHalf (winoxhalf=0): the
+	// Winograd products on cooperative matrices (float16 images) of
+	// convolutions and data gradients store X as halves divided by 16,
+	// which the output transform multiplies back (half the bytes between
+	// them; a half's rounding of each X), or as float32; by default
+	// halves where X is large (see winogradXHalf).
+	WinogradXHalf, NoWinogradXHalf bool
 	// NoWinogradChannelsFast (winocf=0): Winograd weight gradients on the
 	// tiles keep their transforms' results tiles fastest, as on
 	// cooperative matrices, instead of channels fastest (the default
@@ -220,6 +227,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
 	case t.Col2im && t.NoCol2im:
 		return fmt.Errorf("%w: col2im both forced and refused", ErrTuning)
+	case t.WinogradXHalf && t.NoWinogradXHalf:
+		return fmt.Errorf("%w: Winograd's X as halves both forced and refused", ErrTuning)
 	case t.TapSplit && t.NoTapSplit:
 		return fmt.Errorf("%w: the phases' split by tap both forced and refused", ErrTuning)
 	case t.Winograd && t.NoWinograd:
@@ -296,6 +305,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoDepthwiseVectors {
 		parts = append(parts, "dwvec=0")
 	}
+	if t.WinogradXHalf {
+		parts = append(parts, "winoxhalf=1")
+	}
+	if t.NoWinogradXHalf {
+		parts = append(parts, "winoxhalf=0")
+	}
 	if t.NoWinogradQuads {
 		parts = append(parts, "winoquads=0")
 	}
@@ -312,8 +327,8 @@ func (t ConvolutionTuning) String() string {
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), tapsplit and col2im (1: always, 0: never),
-// dwstrip (1..8) (see
+// on, the default; 0: off), tapsplit, col2im and winoxhalf (1: always,
+// 0: never), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -397,6 +412,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.TapSplit, t.NoTapSplit = n == 1, n == 0
 			}
+		case k == "winoxhalf":
+			if err = flag(); err == nil {
+				t.WinogradXHalf, t.NoWinogradXHalf = n == 1, n == 0
+			}
 		case k == "winograd":
 			if err = flag(); err == nil {
 				t.Winograd, t.NoWinograd = n == 1, n == 0
@@ -420,7 +439,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, winoxhalf, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

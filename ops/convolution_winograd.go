@@ -221,6 +221,28 @@ func winogradCoopTile(m int, weights bool) int {
 	return convCoopDefaultTile
 }
 
+// winogradXHalf reports whether the Winograd products on cooperative
+// matrices of m output channels over a part of tiles tiles store X as
+// halves for the output transform (the products' X_HALF; WinogradXHalf
+// and NoWinogradXHalf force and refuse it): by default where X holds
+// 2^18 or more values per transformed position (36 MiB or more as
+// float32). Halves take half the bytes between the products and the
+// output transform, which only large X repays. On an H200
+// (bench/results/h200-2026-11-28-xhalf, run 3), float16 forwards:
+// 64@56 (401k values) 89.2 -> 83.9 us, VGG's 128@112 (1.6M) 322.8 ->
+// 299.8; but 128@28 (200k) 45.8 -> 46.9 and 512@7 (65k) 62.8 -> 63.5.
+// The rounding of X raises the relative RMS error of the float16
+// forward from 3.0e-3 to 3.8e-3 (bench/winograd_half_error.py).
+func winogradXHalf(t ConvolutionTuning, m, tiles int) bool {
+	switch {
+	case t.NoWinogradXHalf:
+		return false
+	case t.WinogradXHalf:
+		return true
+	}
+	return m*tiles >= 1<<18
+}
+
 // encodeWinograd records j as plan p (see winograd).
 func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p convWinogradPlan, f16 bool) error {
 	lim := e.dev.Limits()
@@ -265,7 +287,10 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 		per = 2
 		e.last = convPathWinogradCoop
 	}
-	ok2 := convPipeKey{shader: spirv.ConvolutionWinogradOutput, f16: f16, tile: -1, bias: j.bias != nil, neuron: neuron}
+	// X as halves: the products on cooperative matrices of float16 images.
+	xhalf := p.coop && f16 && winogradXHalf(e.tune, j.m, min(p.part, j.batches)*p.tx*p.ty)
+	gk.xhalf = xhalf
+	ok2 := convPipeKey{shader: spirv.ConvolutionWinogradOutput, f16: f16, tile: -1, bias: j.bias != nil, neuron: neuron, half: xhalf}
 	var pls [4]*vk.Pipeline
 	for i, k := range []convPipeKey{uk, ik, gk, ok2} {
 		if pls[i], err = e.pipeline(k); err != nil {

@@ -344,19 +344,30 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 	convHalfSlack = winogradCoopSlack
 	for _, path := range []string{"winograd-coopmat", "winograd-coopmat-emulated"} {
 		for _, tile := range []int{2, 3} {
-			t.Run(fmt.Sprintf("%s tile %d", path, tile), func(t *testing.T) {
-				r := rand.New(rand.NewSource(int64(77 + tile)))
-				t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
-				// The third case has whole 16 x 8 blocks of X (24 output
-				// channels, 32 tiles) beside partial ones.
-				wide := winogradCases()[1]
-				wide.d.OutputFeatureChannels, wide.n, wide.h, wide.w = 24, 2, 16, 16
-				winogradCheck(t, dev, r, append(winogradCases()[:2], wide), true, "winograd-coopmat", func(k any) {
-					if !ops.ConvForcePath(k, path, tile) {
-						t.Skipf("%s has no cooperative matrices for tile %d", dev.Info().Name, tile)
-					}
+			// X as float32 and as halves (tile 3 only).
+			for _, xt := range []string{"winoxhalf=0", "winoxhalf=1"} {
+				if xt == "winoxhalf=1" && tile != 3 {
+					continue
+				}
+				tu, err := ops.ParseConvolutionTuning(xt)
+				require.NoError(t, err)
+				t.Run(fmt.Sprintf("%s tile %d %s", path, tile, xt), func(t *testing.T) {
+					r := rand.New(rand.NewSource(int64(77 + tile)))
+					t.Log(ops.ConvCoopTileOn(dev.Limits(), tile, path != "winograd-coopmat"))
+					// The third case has whole 16 x 8 blocks of X (24 output
+					// channels, 32 tiles) beside partial ones.
+					wide := winogradCases()[1]
+					wide.d.OutputFeatureChannels, wide.n, wide.h, wide.w = 24, 2, 16, 16
+					winogradCheck(t, dev, r, append(winogradCases()[:2], wide), true, "winograd-coopmat", func(k any) {
+						require.NoError(t, k.(interface {
+							SetTuning(ops.ConvolutionTuning) error
+						}).SetTuning(tu))
+						if !ops.ConvForcePath(k, path, tile) {
+							t.Skipf("%s has no cooperative matrices for tile %d", dev.Info().Name, tile)
+						}
+					})
 				})
-			})
+			}
 		}
 	}
 	// Through the tuning (the real build only): by default, winocoop=1,

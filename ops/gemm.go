@@ -710,7 +710,8 @@ type convPipeKey struct {
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
-	half         bool  // the Winograd transforms' half builds (U and V as halves)
+	half         bool  // the Winograd transforms' half builds (U and V as halves; X for the output transform)
+	xhalf        bool  // the Winograd products' X_HALF (X stored as halves)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
 }
@@ -888,6 +889,8 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 		if k.shader == spirv.ConvolutionWinogradGemm {
 			spec["VEC_C"] = convBool(k.vecC)
+		} else {
+			spec["X_HALF"] = convBool(k.xhalf)
 		}
 	case spirv.ConvolutionDepthwise:
 		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)

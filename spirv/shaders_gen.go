@@ -1421,6 +1421,7 @@ var ConvolutionWinogradCoopmat = &Shader{
 		{ID: 12, Name: "MODE", Default: 0},
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
 		{ID: 26, Name: "CK", Default: 16},
@@ -1449,6 +1450,7 @@ var ConvolutionWinogradCoopmatEmu = &Shader{
 		{ID: 12, Name: "MODE", Default: 0},
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
 		{ID: 26, Name: "CK", Default: 16},
@@ -1476,6 +1478,7 @@ var ConvolutionWinogradCoopmatPk = &Shader{
 		{ID: 12, Name: "MODE", Default: 0},
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
 		{ID: 26, Name: "CK", Default: 16},
@@ -1503,6 +1506,7 @@ var ConvolutionWinogradCoopmatEmupk = &Shader{
 		{ID: 12, Name: "MODE", Default: 0},
 		{ID: 18, Name: "VEC_A", Default: 0},
 		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
 		{ID: 24, Name: "CM", Default: 16},
 		{ID: 25, Name: "CN", Default: 8},
 		{ID: 26, Name: "CK", Default: 16},
@@ -1676,13 +1680,35 @@ var ConvolutionWinogradOutput = &Shader{
 	},
 	LocalSize:     [3]uint32{64, 1, 1},
 	LocalSizeSpec: [3]int{-1, -1, -1},
-	variants:      map[string]*Shader{"f16": ConvolutionWinogradOutputF16},
+	variants:      map[string]*Shader{"f16": ConvolutionWinogradOutputF16, "f16half": ConvolutionWinogradOutputF16half},
 }
 
 // ConvolutionWinogradOutputF16 is glsl/convolution_winograd_output.comp built with -DVKMPS_F16 (variant "f16").
 var ConvolutionWinogradOutputF16 = &Shader{
 	Name: "convolution_winograd_output_f16",
 	file: "convolution_winograd_output_f16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Scr", Access: ReadOnly},
+		{Binding: 1, Name: "Bias", Access: ReadOnly},
+		{Binding: 2, Name: "Prelu", Access: ReadOnly},
+		{Binding: 3, Name: "Dst4", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+	},
+	LocalSize:     [3]uint32{64, 1, 1},
+	LocalSizeSpec: [3]int{-1, -1, -1},
+}
+
+// ConvolutionWinogradOutputF16half is glsl/convolution_winograd_output.comp built with -DVKMPS_F16 -DWINO_HALF (variant "f16half").
+var ConvolutionWinogradOutputF16half = &Shader{
+	Name: "convolution_winograd_output_f16half",
+	file: "convolution_winograd_output_f16half.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "Scr", Access: ReadOnly},
 		{Binding: 1, Name: "Bias", Access: ReadOnly},
@@ -3806,4 +3832,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradOutputF16half, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
