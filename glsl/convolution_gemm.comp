@@ -41,7 +41,8 @@
 // the weights as quads along k; VEC_B (MODE_B 0 of a pointwise
 // convolution: 1x1 kernel, stride 1, first = 0, the region the image's
 // whole plane of a multiple of 4 pixels, the image's first value a multiple
-// of 4) loads the source as quads along n.
+// of 4) loads the source as quads along n; of MODE_B 2 (imBatch and
+// imBase multiples of 4: ops' im2col columns) as quads along k.
 //
 // Loads (gemmFetchA, gemmFetchB in convolution_gemm_fetch.glsl): every
 // value's index and whether it lies inside the operand are computed

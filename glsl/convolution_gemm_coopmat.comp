@@ -42,10 +42,18 @@ layout(constant_id = 28) const uint SPLITK = 0;
 #ifndef VKMPS_COOP_EMULATE
 #define GEMM_REG_B4 ELEM4 // image quads stay halves until staged
 #endif
+// QUADS (ops' convCoopQuads): the destination's rows of columns take
+// quads (gemmStoreC4, below); else each value goes out as gemmStoreC
+// stores it, a lane's values in one column.
+layout(constant_id = 31) const bool QUADS = false;
+#define GEMM_STORE_QUADS
+#define GEMM_QUADS QUADS
 #include "gemm_coopmat.glsl"
 #include "convolution_gemm_fetch.glsl"
 
 layout(std430, binding = 5) writeonly buffer Part { float part[]; };
+layout(std430, binding = 5) writeonly buffer Part4 { vec4 part4[]; };
+layout(std430, binding = 4) writeonly buffer Dst4 { ELEM4 dst4[]; };
 uint partAt; // SPLITK 1: the split's first partial sum
 
 // The epilogue's store. A lane's column changes only from one of its
@@ -64,6 +72,68 @@ void gemmStoreC(uint m, uint n, float v) {
 	}
 	if (SPLITK == 1) part[storeAt + m * pc.N] = v;
 	else storeOut(grp, m, storeAt, v);
+}
+
+// The epilogue's quads (gemm_coopmat.glsl's gemmStoreC4, under QUADS).
+// Outside MODE_B 3 (whose columns are a phase's strided pixels: value by
+// value, as gemmStoreC), columns n..n+3 of row m go out as one store
+// where they are four neighbouring values starting on a quad: in the
+// partial sums of SPLITK 1, or in the image where the four pixels are
+// neighbours in one row and the channel's plane keeps them on a quad;
+// else value by value. A lane's four columns change only from one of its
+// subgroup's accumulators to the next along n: their destinations are
+// worked out once per accumulator (pixelOf's divisions for the first,
+// the others stepped from it). On an H200 (bench/results/
+// h200-2026-11-28-xhalf, runs 4 and 8) the float16 3x3 stride-2 forwards
+// of 64 -> 128 channels at 56x56 took 88.2 -> 81.4 us, 128 -> 256 at 28x28
+// 78.5 -> 76.2. Where quads are rarely possible (7x7 planes: ops leaves
+// QUADS off) the quads' lanes, each on four columns of one row, stored
+// worse than one column's four rows: the 1x1 512 -> 2048 forward at 7x7
+// took 93 us against 76 (run 5).
+uint quadN = ~0u, quadAt[4]; // quadAt[i]: outIndex(quadN + i)
+bool quadWhole;              // quadAt are neighbours: quadAt[i] = quadAt[0] + i
+void gemmStoreC4(uint m, uint n, vec4 v) {
+	if (MODE_B == 3) {
+		[[unroll]] for (uint i = 0u; i < 4u; i++) gemmStoreC(m, n + i, v[i]);
+		return;
+	}
+	uint mm = m + tileM0, nn = n + tileN0;
+	if (mm >= pc.M || nn >= nAll) return;
+	if (SPLITK == 1) {
+		uint at = partAt + nn + mm * pc.N;
+		if (nn + 3u < nAll && at % 4u == 0u) part4[at / 4u] = v;
+		else {
+			[[unroll]] for (uint i = 0u; i < 4u; i++) {
+				if (nn + i < nAll) part[at + i] = v[i];
+			}
+		}
+		return;
+	}
+	if (nn != quadN) {
+		quadN = nn;
+		uvec3 px = pixelOf(nn);
+		quadWhole = nn + 3u < nAll && px.x + 3u < uint(pc.outSize.x);
+		[[unroll]] for (uint i = 0u; i < 4u; i++) {
+			quadAt[i] = outIndexAt(px);
+			if (++px.x == uint(pc.outSize.x)) {
+				px.x = 0u;
+				if (++px.y == uint(pc.outSize.y)) {
+					px.y = 0u;
+					px.z++;
+				}
+			}
+		}
+	}
+	uint c = grp * pc.M + mm;
+	uint off = c * pc.dstPlane;
+	float b = BIAS ? bias[pc.biasBase + c] : 0.0;
+	if (quadWhole && (quadAt[0] + off) % 4u == 0u) {
+		dst4[(quadAt[0] + off) / 4u] = STORE4(vec4(neuronForward(v.x + b, c), neuronForward(v.y + b, c), neuronForward(v.z + b, c), neuronForward(v.w + b, c)));
+		return;
+	}
+	[[unroll]] for (uint i = 0u; i < 4u; i++) {
+		if (nn + i < nAll) dst[quadAt[i] + off] = STORE(neuronForward(v[i] + b, c));
+	}
 }
 
 void main() {

@@ -10,7 +10,7 @@ ivec2 bPos;    // MODE_B 0: input position of its first tap; 1: its pixel - firs
 bool bIn;      // its column is inside the matrix
 uint aCol;     // MODE_A 2: its row m (~0u: outside)
 uint aOff4[RA4]; // VEC_A: weight offset of quad r's row (MODE_A 2: of its first m in row 0) (~0u: outside)
-uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (~0u: outside)
+uint bOff4[RB4]; // VEC_B: image offset of quad r's 4 columns in channel 0 (MODE_B 2: of its column) (~0u: outside)
 
 // The raw loads (see convolution_gemm.comp's header): an includer that
 // keeps loads raw (CONV_GEMM_RAW) defines wtRaw, imRaw and imRaw4 itself;
@@ -60,7 +60,7 @@ void gemmFetchB(uint kt) {
 	if (VEC_B) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			uint k = kOff + kt * BK + gemmPosB4(t, r).x;
-			rb4[r] = imRaw4((bOff4[r] + k * pc.imPlane) / 4, bOff4[r] != ~0u && k < kLim);
+			rb4[r] = imRaw4((bOff4[r] + (MODE_B == 2 ? k : k * pc.imPlane)) / 4, bOff4[r] != ~0u && k < kLim);
 		}
 		return;
 	}
@@ -116,7 +116,8 @@ bool gemmSetup(uint g, uint t) {
 	[[unroll]] for (uint r = 0; r < RB4; r++) {
 		uint n = tileN0 + gemmPosB4(t, r).y;
 		uint pixels = uint(pc.outSize.x * pc.outSize.y);
-		bOff4[r] = n < nAll && r * GEMM_T + t < QB ? pc.imBase + (n / pixels) * pc.imBatch + g * pc.cinG * pc.imPlane + n % pixels : ~0u;
+		uint at = MODE_B == 2 ? pc.imBase + n * pc.imBatch : pc.imBase + (n / pixels) * pc.imBatch + g * pc.cinG * pc.imPlane + n % pixels;
+		bOff4[r] = n < nAll && r * GEMM_T + t < QB ? at : ~0u;
 	}
 	uint am = tileM0 + gemmPosA(t, 0).x;
 	aCol = am < pc.M ? am : ~0u;

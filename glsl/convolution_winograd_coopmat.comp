@@ -57,6 +57,7 @@ const bool B_KFAST = MODE == 1;
 #define GEMM_REG_B4 f16vec4
 #endif
 #define GEMM_STORE_QUADS // gemmStoreC4, below
+#define GEMM_QUADS true
 #include "gemm_coopmat.glsl"
 
 uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats (halves with X_HALF)

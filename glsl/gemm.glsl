@@ -34,7 +34,8 @@
 // quads numbered along k then m so that neighbouring invocations read
 // neighbouring 16 bytes (without A_KFAST: the 4 values of slice row k from
 // m, numbered along m); with VEC_B, gemmFetchB fills rb4[], quad r being
-// 4 values of slice row k from column n (gemmPosB4), numbered along n.
+// 4 values of slice row k from column n (gemmPosB4), numbered along n
+// (with B_KFAST: of column n from row k, numbered along k).
 // A quad r*T + t beyond the slice (QA, QB) is not loaded.
 //
 // Raw registers: an includer may keep in ra[] and rb[] what its loads
@@ -110,6 +111,15 @@ void gemmStage(uint buf) {
 		[[unroll]] for (uint r = 0; r < RB4; r++) {
 			if (r * GEMM_T + t >= QB) break;
 			uvec2 p = gemmPosB4(t, r);
+			if (B_KFAST) {
+				// A quad along k: four slice rows of column n.
+				vec4 q = GEMM_B4_VALUE(r);
+				[[unroll]] for (uint j = 0; j < 4; j++) {
+					uint i = (buf * BK + p.x + j) * SB + p.y;
+					gemmB[i / 4][i % 4] = q[j];
+				}
+				continue;
+			}
 			gemmB[((buf * BK + p.x) * SB + p.y) / 4] = GEMM_B4_VALUE(r);
 		}
 	} else {

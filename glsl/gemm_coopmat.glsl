@@ -288,13 +288,19 @@ void gemmRun(uint kTiles) {
 // gemmEpilogue passes every value of the tile to gemmStoreC, one
 // accumulator of each subgroup at a time through its slice of gemmC
 // (row-major CM x CN; lane l passes elements l, l + SUBGROUP, ...: rows
-// of CN consecutive columns). An includer that defines GEMM_STORE_QUADS
-// and gemmStoreC4(m, n, v) (the values of columns n..n+3 of row m, n a
-// multiple of 4; columns past the matrix included) gets quads instead,
-// lane l elements 4l..4l+3, 4(l + SUBGROUP).., where the matrix shape
-// allows (STORE_QUADS: CN a multiple of 4, CM x CN of 4 x SUBGROUP).
+// of CN consecutive columns). An includer that defines GEMM_STORE_QUADS,
+// GEMM_QUADS (a constant or specialization constant: whether its
+// destination takes quads) and gemmStoreC4(m, n, v) (the values of
+// columns n..n+3 of row m, n a multiple of 4; columns past the matrix
+// included) gets quads instead where GEMM_QUADS and the matrix shape
+// allow (STORE_QUADS: GEMM_QUADS, CN a multiple of 4, CM x CN of 4 x
+// SUBGROUP): lane
+// l elements 4l..4l+3, 4(l + SUBGROUP)... (A condition evaluated at run
+// time here, a uniform one included, took every cooperative-matrix GEMM
+// on an H200 to about twice its time: bench/results/h200-2026-11-28-xhalf,
+// runs 6 and 7.)
 #ifdef GEMM_STORE_QUADS
-const bool STORE_QUADS = CN % 4u == 0u && (CM * CN) % (4u * SUBGROUP) == 0u;
+const bool STORE_QUADS = GEMM_QUADS && CN % 4u == 0u && (CM * CN) % (4u * SUBGROUP) == 0u;
 #endif
 void gemmEpilogue() {
 	uint sg = coopSubgroup(), lane = coopLane();

@@ -290,6 +290,37 @@ func TestConvWinogradChoiceFollowsTheSweep(t *testing.T) {
 	}
 }
 
+// The direct cooperative-matrix GEMM stores quads into whole rows of
+// planes of a multiple of 4 pixels (28x28), and into a split's partial
+// sums of such images; not into 7x7 planes, a region narrower than its
+// image's rows, a strided data gradient's phases, or planes of a multiple
+// of 4 pixels in rows that are not (6x10 in an image of 3 channels of
+// 6x10 is, channels 60 apart).
+func TestConvCoopQuads(t *testing.T) {
+	region := func(w, h, x0, rw int) convRegion {
+		return convRegion{im: &Image{w: w, h: h, cTotal: 3}, channels: 3, x0: x0, w: rw, h: h}
+	}
+	for _, c := range []struct {
+		name   string
+		j      convImageGemm
+		splitk bool
+		want   bool
+	}{
+		{"28x28", convImageGemm{out: region(28, 28, 0, 28)}, false, true},
+		{"6x10", convImageGemm{out: region(10, 6, 0, 10)}, false, true},
+		{"7x7", convImageGemm{out: region(7, 7, 0, 7)}, false, false},
+		{"7x7 split", convImageGemm{out: region(7, 7, 0, 7)}, true, false},
+		{"28x28 split", convImageGemm{out: region(28, 28, 0, 28)}, true, true},
+		{"region of 12 in rows of 16", convImageGemm{out: region(16, 4, 4, 12)}, false, false},
+		{"region of 12 in rows of 16, split", convImageGemm{out: region(16, 4, 4, 12)}, true, true},
+		{"phases", convImageGemm{out: region(28, 28, 0, 28), modeB: gemmBPhases}, true, false},
+	} {
+		if got := convCoopQuads(&c.j, c.splitk); got != c.want {
+			t.Errorf("%s: quads %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // Winograd's X goes to the output transform as halves where it holds
 // 2^18 or more values per position by default (ResNet's 64@56 at batch
 // 32: 6272 tiles of 64 channels; VGG's 128@112 at 16), not below (128@28:

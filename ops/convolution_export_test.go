@@ -273,3 +273,23 @@ func ConvWinogradChannelsFast(k any) bool {
 	}
 	return false
 }
+
+// ConvIm2col reports whether a family kernel has made an im2col pipeline
+// (glsl/convolution_im2col.comp: a convolution as an explicit im2col and
+// a GEMM over its columns).
+func ConvIm2col(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionIm2col {
+			return true
+		}
+	}
+	return false
+}
+
+// SetIm2colScratchMax sets the bytes of columns one part of the batch
+// may use, and returns the previous bound.
+func SetIm2colScratchMax(n int) int {
+	old := im2colScratchMax
+	im2colScratchMax = n
+	return old
+}

@@ -597,3 +597,69 @@ func TestConvolutionCol2imDefault(t *testing.T) {
 		assert.False(t, ops.ConvCol2im(k), "col2im on a direct GEMM")
 	}
 }
+
+// Convolutions under im2col=1 run as an explicit im2col and a GEMM over
+// its columns and match the reference as the implicit GEMM does
+// (im2col=0), in float32 and float16, on the tiles and on the emulated
+// cooperative matrices: a stem-like 7x7 stride-2 window over 3 channels
+// (K = 147, the columns padded to 148) with asymmetric pads, a dilated
+// one over channels whose K is a multiple of 4, and a batch split into
+// parts of one image (the columns' scratch bounded); a direct path
+// forced keeps the implicit GEMM.
+func TestConvolutionIm2col(t *testing.T) {
+	dev := vktest.Open(t)
+	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o,
+			StrideX: s, StrideY: s, DilationX: d, DilationY: d}
+	}
+	cases := []convCase{
+		{d: desc(7, 3, 16, 2, 1), n: 2, h: 19, w: 22, pads: padding.Pads{Top: 3, Left: 2, Bottom: 3, Right: 4}, bias: true},
+		{d: desc(3, 4, 12, 1, 2), n: 3, h: 9, w: 11, pads: padding.Pads{Top: 2, Left: 2, Bottom: 1, Right: 2}},
+	}
+	for _, path := range []string{"tiled", "coopmat-emulated"} {
+		for _, f16 := range []bool{false, true} {
+			if f16 && !dev.Limits().Float16Storage || !f16 && path != "tiled" {
+				continue
+			}
+			for _, text := range []string{"im2col=1", "im2col=0"} {
+				tu, err := ops.ParseConvolutionTuning(text)
+				require.NoError(t, err)
+				for i, c := range cases {
+					t.Run(fmt.Sprintf("%s/float16=%v/%s/%d", path, f16, text, i), func(t *testing.T) {
+						if i == 1 {
+							defer ops.SetIm2colScratchMax(ops.SetIm2colScratchMax(1))
+						}
+						var fwd any
+						convRunCase(t, dev, c, rand.New(rand.NewSource(int64(31+i))), f16, func(k any) {
+							require.NoError(t, k.(interface {
+								SetTuning(ops.ConvolutionTuning) error
+							}).SetTuning(tu))
+							tile := 1
+							if path != "tiled" {
+								tile = 2
+							}
+							if !ops.ConvForcePath(k, path, tile) {
+								t.Skipf("no %s tile %d here", path, tile)
+							}
+							if _, ok := k.(*ops.Convolution); ok {
+								fwd = k
+							}
+						})
+						assert.Equal(t, tu.Im2col, ops.ConvIm2col(fwd))
+					})
+				}
+			}
+		}
+	}
+	var fwd any
+	convRunCase(t, dev, cases[0], rand.New(rand.NewSource(33)), false, func(k any) {
+		require.NoError(t, k.(interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}).SetTuning(ops.ConvolutionTuning{Im2col: true}))
+		require.True(t, ops.ConvForcePath(k, "direct", 0))
+		if _, ok := k.(*ops.Convolution); ok {
+			fwd = k
+		}
+	})
+	assert.False(t, ops.ConvIm2col(fwd), "im2col on a forced direct path")
+}

@@ -161,6 +161,12 @@ type ConvolutionTuning struct {
 	// quads (the default there: one 16-byte store per 4 neighbouring
 	// results; the same values).
 	NoWinogradQuads bool
+	// Im2col (im2col=1) and NoIm2col (im2col=0): convolutions (forward
+	// GEMMs over windows of their source, without groups) run as an
+	// explicit im2col into the scratch and a GEMM over its columns
+	// (convolution_im2col.go), or as the implicit GEMM, whatever the
+	// default (off).
+	Im2col, NoIm2col bool
 	// WinogradXHalf (winoxhalf=1) and NoWinogradXHalf (winoxhalf=0): the
 	// Winograd products on cooperative matrices (float16 images) of
 	// convolutions and data gradients store X as halves divided by 16,
@@ -227,6 +233,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: cooperative matrices both forced and refused", ErrTuning)
 	case t.Col2im && t.NoCol2im:
 		return fmt.Errorf("%w: col2im both forced and refused", ErrTuning)
+	case t.Im2col && t.NoIm2col:
+		return fmt.Errorf("%w: im2col both forced and refused", ErrTuning)
 	case t.WinogradXHalf && t.NoWinogradXHalf:
 		return fmt.Errorf("%w: Winograd's X as halves both forced and refused", ErrTuning)
 	case t.TapSplit && t.NoTapSplit:
@@ -305,6 +313,12 @@ func (t ConvolutionTuning) String() string {
 	if t.NoDepthwiseVectors {
 		parts = append(parts, "dwvec=0")
 	}
+	if t.Im2col {
+		parts = append(parts, "im2col=1")
+	}
+	if t.NoIm2col {
+		parts = append(parts, "im2col=0")
+	}
 	if t.WinogradXHalf {
 		parts = append(parts, "winoxhalf=1")
 	}
@@ -327,8 +341,8 @@ func (t ConvolutionTuning) String() string {
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), tapsplit, col2im and winoxhalf (1: always,
-// 0: never), dwstrip (1..8) (see
+// on, the default; 0: off), tapsplit, col2im, im2col and winoxhalf (1:
+// always, 0: never), dwstrip (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -412,6 +426,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.TapSplit, t.NoTapSplit = n == 1, n == 0
 			}
+		case k == "im2col":
+			if err = flag(); err == nil {
+				t.Im2col, t.NoIm2col = n == 1, n == 0
+			}
 		case k == "winoxhalf":
 			if err = flag(); err == nil {
 				t.WinogradXHalf, t.NoWinogradXHalf = n == 1, n == 0
@@ -439,7 +457,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, winoxhalf, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

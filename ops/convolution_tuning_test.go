@@ -47,6 +47,8 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"col2im=0,tapsplit=1", ops.ConvolutionTuning{NoCol2im: true, TapSplit: true}, "tapsplit=1,col2im=0"},
 		{"winoxhalf=1,dwvec=0", ops.ConvolutionTuning{WinogradXHalf: true, NoDepthwiseVectors: true}, "dwvec=0,winoxhalf=1"},
 		{"winoxhalf=0", ops.ConvolutionTuning{NoWinogradXHalf: true}, "winoxhalf=0"},
+		{"im2col=1,dwvec=0", ops.ConvolutionTuning{Im2col: true, NoDepthwiseVectors: true}, "dwvec=0,im2col=1"},
+		{"im2col=0", ops.ConvolutionTuning{NoIm2col: true}, "im2col=0"},
 		{"dwvec=0, dwstrip=8", ops.ConvolutionTuning{DepthwiseStrip: 8, NoDepthwiseVectors: true}, "dwstrip=8,dwvec=0"},
 		{"dwvec=1,dwstrip=1", ops.ConvolutionTuning{DepthwiseStrip: 1}, "dwstrip=1"},
 		{"winoquads=0", ops.ConvolutionTuning{NoWinogradQuads: true}, "winoquads=0"},
@@ -69,7 +71,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256",
 		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
 		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x",
-		"winocoop=1,winocoop=0", "winocoop=2", "packed=2", "phasetaps=3", "tapsplit=2", "tapsplit=1,tapsplit=0", "col2im=2", "col2im=1,col2im=0", "winoxhalf=2", "winoxhalf=1,winoxhalf=0", "dwstrip=0", "dwstrip=9", "dwvec=2", "winoquads=2", "winocf=3", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
+		"winocoop=1,winocoop=0", "winocoop=2", "packed=2", "phasetaps=3", "tapsplit=2", "tapsplit=1,tapsplit=0", "col2im=2", "col2im=1,col2im=0", "winoxhalf=2", "im2col=2", "im2col=1,im2col=0", "winoxhalf=1,winoxhalf=0", "dwstrip=0", "dwstrip=9", "dwvec=2", "winoquads=2", "winocf=3", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)

@@ -712,6 +712,7 @@ type convPipeKey struct {
 	words        bool  // convolution_gemm.comp's and convolution_gemm_weights.comp's WORDS (float16 word loads)
 	half         bool  // the Winograd transforms' half builds (U and V as halves; X for the output transform)
 	xhalf        bool  // the Winograd products' X_HALF (X stored as halves)
+	quads        bool  // convolution_gemm_coopmat.comp's QUADS (convCoopQuads)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
 }
@@ -883,6 +884,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA != gemmAColumns), convBool(k.modeB == gemmBRows)
 		spec["VEC_A"], spec["VEC_B"] = convBool(k.vecA), convBool(k.vecB)
 		spec["TAP_MAJOR"] = convBool(k.tapMajor)
+		spec["QUADS"] = convBool(k.quads)
 	case spirv.ConvolutionGemmWeights:
 		spec["A_KFAST"], spec["B_KFAST"] = convBool(k.modeA == 0), convBool(k.modeA == 0)
 	case spirv.ConvolutionWinogradGemm, spirv.ConvolutionWinogradCoopmat:
@@ -1257,6 +1259,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	zGroups, gridCols := j.groups, pixels // workgroups in z, grid columns per batch image
 	key := convPipeKey{f16: f16, bias: j.bias != nil, neuron: j.neuron && !e.neuron.IsIdentity(), geom: j.geom, modeA: int8(j.modeA), modeB: int8(j.modeB)}
 	var choice convChoice
+	im2col := false // an explicit im2col, then the GEMM over its columns
 	if j.depthwise && e.forcesGemm() {
 		j2 := *j
 		j2.depthwise = false
@@ -1298,12 +1301,18 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		if j.col2im != nil && choice.splits <= 1 {
 			choice.splits, choice.chunk = 1, k // SPLITK 1 writes the columns
 		}
+		if im2col = e.useIm2col(j, choice); im2col {
+			// A plain GEMM over the columns, read as a fully connected
+			// layer's rows: quads along k.
+			choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, 1, z, f16, true, false)
+			key.modeB = int8(gemmBRows)
+		}
 		key.shader = spirv.ConvolutionGemm
 		switch choice.path {
 		case convPathTiled:
 			key.tile = int8(choice.tile)
 			key.local = int32(gemmTiles[choice.tile].cfg.threads())
-			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
+			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j) || im2col
 			if choice.splits > 1 || j.col2im != nil {
 				key.splitk = 1
 			}
@@ -1311,10 +1320,11 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			c := choice.coopTile(lim)
 			key.shader, key.coop, key.emu, key.tile = spirv.ConvolutionGemmCoopmat, true, choice.emu, -1
 			key.ctile, key.local = int8(choice.ctile), int32(c.threads())
-			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j)
+			key.vecA, key.vecB = convVecA(j, wBase), convVecB(j) || im2col
 			if choice.splits > 1 || j.col2im != nil {
 				key.splitk = 1
 			}
+			key.quads = convCoopQuads(j, key.splitk == 1)
 		default:
 			key.tile, key.local = -1, 64
 		}
@@ -1381,11 +1391,50 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 		zGroups *= choice.splits
 	}
-	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
+	align := max(lim.MinStorageBufferOffsetAlignment, 4)
+	var cols *im2colPass
+	if im2col {
+		if cols, err = e.newIm2colPass(j, f16); err != nil {
+			return err
+		}
+	}
+	return convBatches(lim, spans[:], chans[:], j.batches, func(n0, nb0 int) error {
+		if cols == nil {
+			return e.encodeGemmPart(cb, j, pl, finish, key, choice, wordsPerPart, &pc, binds[:nbind], spans, chans, zGroups, gridCols, n0, nb0)
+		}
+		// The columns of at most cols.per batch images at a time.
+		for n := n0; n < n0+nb0; n += cols.per {
+			nb := min(cols.per, n0+nb0-n)
+			src, base := spans[0].bind(align, n, 0, nb, chans[0])
+			if err := cols.encode(cb, src, base, nb); err != nil {
+				return err
+			}
+			pc.ImBase, pc.ImBatch = 0, uint32(cols.ld)
+			if err := e.encodeGemmPart(cb, j, pl, finish, key, choice, false, &pc, binds[:nbind], spans, chans, zGroups, gridCols, n, nb, cols.out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// encodeGemmPart records the GEMM of encodeImageGemm over the nb batch
+// images from n: its source and destination bound for them (the source
+// src instead where given: im2col's columns, pc's ImBase and ImBatch
+// set), its dispatches and its finishing pass.
+func (e *convEngine) encodeGemmPart(cb *vk.CommandBuffer, j *convImageGemm, pl, finish *vk.Pipeline, key convPipeKey, choice convChoice, wordsPerPart bool,
+	pc *convGemmPush, binds []vk.BufferRange, spans [2]span, chans [2]int, zGroups, gridCols, n, nb int, src ...vk.BufferRange) error {
+	lim := e.dev.Limits()
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	maxX := int(lim.MaxComputeWorkGroupCount[0])
-	return convBatches(lim, spans[:], chans[:], j.batches, func(n, nb int) error {
-		binds[0], pc.ImBase = spans[0].bind(align, n, 0, nb, chans[0])
+	pixels := j.out.w * j.out.h
+	push := unsafe.Slice((*byte)(unsafe.Pointer(pc)), unsafe.Sizeof(*pc))
+	{
+		if len(src) > 0 {
+			binds[0] = src[0]
+		} else {
+			binds[0], pc.ImBase = spans[0].bind(align, n, 0, nb, chans[0])
+		}
 		binds[4], pc.DstBase = spans[1].bind(align, n, 0, nb, chans[1])
 		if wordsPerPart {
 			// Word loads where the source binding grows to whole words.
@@ -1418,7 +1467,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		for c0 := 0; c0 < cols; c0 += step {
 			pc.N0 = uint32(c0)
 			gx := (min(step, cols-c0) + bn - 1) / bn
-			if err := cb.Dispatch(pl, binds[:nbind], push, [3]uint32{uint32(gx), uint32(gy), uint32(zGroups)}); err != nil {
+			if err := cb.Dispatch(pl, binds, push, [3]uint32{uint32(gx), uint32(gy), uint32(zGroups)}); err != nil {
 				return fmt.Errorf("%s: %w", e.label, err)
 			}
 		}
@@ -1426,7 +1475,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			return nil
 		}
 		if j.col2im != nil {
-			return e.encodeCol2im(cb, finish, binds[:], &pc, j.col2im, nb)
+			return e.encodeCol2im(cb, finish, binds, pc, j.col2im, nb)
 		}
 		// The finishing pass goes over every output pixel (all phases).
 		cols = nb * pixels
@@ -1435,12 +1484,12 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			pc.N0 = uint32(c0)
 			gx := (min(step, cols-c0) + 63) / 64
 			gy := (j.m + convFinishRows - 1) / convFinishRows
-			if err := cb.Dispatch(finish, binds[:], push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups)}); err != nil {
+			if err := cb.Dispatch(finish, binds, push, [3]uint32{uint32(gx), uint32(gy), uint32(j.groups)}); err != nil {
 				return fmt.Errorf("%s: %w", e.label, err)
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // encodeCol2im records the col2im pass (glsl/convolution_col2im.comp)
@@ -1474,6 +1523,23 @@ func (e *convEngine) encodeCol2im(cb *vk.CommandBuffer, pl *vk.Pipeline, binds [
 // convFinishRows is the output rows each invocation of a split-K GEMM's
 // finishing pass adds up (convolution_gemm.comp's FINISH_ROWS).
 const convFinishRows = 8
+
+// convCoopQuads reports whether the direct cooperative-matrix GEMM of j
+// stores its results as quads (convolution_gemm_coopmat.comp's QUADS):
+// not in the phases of a strided data gradient (their columns are
+// strided pixels), nor where an image has a number of pixels that is not
+// a multiple of 4 (7x7: a quad would straddle planes); else into the
+// partial sums of a split or of col2im (rows of whole images' columns),
+// and into an output region of whole rows whose planes and batch images
+// are multiples of 4 values (each quad then starts on one, the binding's
+// first value permitting: the shader checks).
+func convCoopQuads(j *convImageGemm, splitk bool) bool {
+	if j.modeB == gemmBPhases || (j.out.w*j.out.h)%4 != 0 {
+		return false
+	}
+	o := j.out
+	return splitk || (o.x0 == 0 && o.stride() == o.w && o.plane()%4 == 0 && o.batch()%4 == 0)
+}
 
 // convVecA reports whether j's weights load as quads: rows of K values
 // (gemmAWeights), K a multiple of 4; or rows k of ld values of which A's
