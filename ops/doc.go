@@ -150,10 +150,13 @@
 // weights by columns, as quads; strided data gradients' phases on the
 // tiles sum only their own taps (phasetaps=0 restores the whole grid);
 // a gather kernel for data gradients of few input channels;
-// direct and depthwise kernels. ConvolutionTuning (SetTuning) forces
+// direct and depthwise kernels; an explicit im2col into the scratch and
+// a GEMM over its columns where a ConvolutionTuning asks (im2col=1).
+// ConvolutionTuning (SetTuning) forces
 // tiles, split counts or paths for measurements. A ConvolutionScratch
 // (SetScratch) lets the family's kernels share one buffer for their
-// split-K partial sums and Winograd transforms instead of one each.
+// split-K partial sums, Winograd transforms and im2col columns instead
+// of one each.
 //
 // Neuron applies any NeuronType (MPS's types and defaults; ReLU's slope
 // at 0 is 1, as in MPS); NeuronGradient writes dx = dy·f'(x), and for PReLU
