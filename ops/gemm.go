@@ -1305,6 +1305,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 			// A plain GEMM over the columns, read as a fully connected
 			// layer's rows: quads along k.
 			choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, 1, z, f16, true, false)
+			choice.splits = 1 // unsplit (a test's forced split too): the columns hold the scratch
 			key.modeB = int8(gemmBRows)
 		}
 		key.shader = spirv.ConvolutionGemm
