@@ -14,7 +14,8 @@ import (
 
 // Encoding the convolution family allocates nothing on the Go heap once
 // its pipelines and scratch exist: forward (tiled, direct and depthwise
-// paths), data gradients (GEMM and few channels' gather) and weight
+// paths, and an explicit im2col), data gradients (GEMM and few
+// channels' gather) and weight
 // gradients (split-K), the MPS form with a state
 // and a fused neuron, transpose convolutions and fully connected layers.
 func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
@@ -64,6 +65,10 @@ func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
 	defer winoGrad.Close()
 	winoGrad.SetForwardOffset(1, 1)
 	require.NoError(t, winoGrad.SetTuning(wino))
+	i2c := must(ops.NewConvolution(dev, d))
+	defer i2c.Close()
+	i2c.Offset = ops.Offset{X: 1, Y: 1}
+	require.NoError(t, i2c.SetTuning(ops.ConvolutionTuning{Im2col: true}))
 	cb, err := dev.NewCommandBuffer()
 	require.NoError(t, err)
 	defer func() { cb.Close() }()
@@ -78,6 +83,7 @@ func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
 			return conv.Encode(cb, src, w, b, dst)
 		},
 		"data gradient":            func() error { return grad.EncodeData(cb, dy, w, dx) },
+		"im2col forward":           func() error { return i2c.Encode(cb, src, w, b, dst) },
 		"weight gradient":          func() error { return grad.EncodeWeights(cb, dy, src, dW, db) },
 		"gradient with state":      func() error { return grad.EncodeWithState(cb, dy, src, st, dx) },
 		"depthwise":                func() error { return depth.Encode(cb, src, wd, nil, dstD) },
@@ -104,4 +110,5 @@ func TestConvolutionEncodeDoesNotAllocate(t *testing.T) {
 			require.Zero(t, n, "allocations per %s encode", name)
 		}
 	}
+	require.True(t, ops.ConvIm2col(i2c), "the im2col forward ran as im2col")
 }

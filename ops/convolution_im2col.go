@@ -38,12 +38,14 @@ func (e *convEngine) useIm2col(j *convImageGemm, choice convChoice) bool {
 	return e.tune.Im2col
 }
 
-// im2colPass is the im2col of one GEMM: its pipeline, the columns' depth
-// ld, the batch images per part and the columns' binding.
+// im2colPass is the im2col of one GEMM: its pipeline, the output pixels
+// per batch image, the columns' depth ld, the batch images per part and
+// the columns' binding. (It keeps no pointer to the GEMM: one would move
+// every GEMM encodeImageGemm makes on the fly to the heap.)
 type im2colPass struct {
 	e      *convEngine
 	pl     *vk.Pipeline
-	j      *convImageGemm
+	pixels int
 	ld     int
 	per    int
 	elem   int            // bytes per value
@@ -63,34 +65,34 @@ type convIm2colPush struct {
 
 // newIm2colPass prepares the im2col of j's source (float16 values where
 // f16) in the engine's scratch.
-func (e *convEngine) newIm2colPass(j *convImageGemm, f16 bool) (*im2colPass, error) {
+func (e *convEngine) newIm2colPass(j *convImageGemm, f16 bool) (im2colPass, error) {
 	lim := e.dev.Limits()
-	c := &im2colPass{e: e, j: j, ld: (j.k + 3) / 4 * 4, elem: 4}
+	pixels := j.out.w * j.out.h
+	c := im2colPass{e: e, pixels: pixels, ld: (j.k + 3) / 4 * 4, elem: 4}
 	if f16 {
 		c.elem = 2
 	}
-	pixels := j.out.w * j.out.h
 	perImage := uint64(pixels) * uint64(c.ld) * uint64(c.elem)
 	room := min(uint64(im2colScratchMax), lim.MaxStorageBufferRange)
 	if perImage > lim.MaxStorageBufferRange {
-		return nil, fmt.Errorf("%w: %s: the im2col columns of one batch image (%d bytes) exceed the device's storage-buffer range (%d)",
+		return c, fmt.Errorf("%w: %s: the im2col columns of one batch image (%d bytes) exceed the device's storage-buffer range (%d)",
 			ErrDeviceLimit, e.label, perImage, lim.MaxStorageBufferRange)
 	}
 	c.per = max(1, min(j.batches, int(room/perImage)))
 	scr, err := e.scratchImage(int((uint64(c.per)*perImage + 3) / 4))
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	whole, base, err := convWholeRange(lim, "im2col columns", scr)
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	if base != 0 {
-		return nil, fmt.Errorf("%w: %s: im2col scratch %s does not start on a binding boundary", ErrDevice, e.label, scr)
+		return c, fmt.Errorf("%w: %s: im2col scratch %s does not start on a binding boundary", ErrDevice, e.label, scr)
 	}
 	c.out = scr.buf.Range(whole.Offset, uint64(c.per)*perImage)
 	if c.pl, err = e.pipeline(convPipeKey{shader: spirv.ConvolutionIm2col, f16: f16, tile: -1, geom: j.geom}); err != nil {
-		return nil, err
+		return c, err
 	}
 	c.layout = convIm2colPush{
 		InW: int32(j.in.w), InH: int32(j.in.h), InX0: int32(j.in.x0), InY0: int32(j.in.y0),
@@ -106,7 +108,7 @@ func (e *convEngine) newIm2colPass(j *convImageGemm, f16 bool) (*im2colPass, err
 func (c *im2colPass) encode(cb *vk.CommandBuffer, src vk.BufferRange, base uint32, nb int) error {
 	lim := c.e.dev.Limits()
 	pc := c.layout
-	pc.ImBase, pc.N = base, uint32(nb*c.j.out.w*c.j.out.h)
+	pc.ImBase, pc.N = base, uint32(nb*c.pixels)
 	quads := uint64(pc.N) * uint64(c.ld/4)
 	wgs := (quads + 63) / 64
 	gx := min(wgs, uint64(lim.MaxComputeWorkGroupCount[0]))
@@ -117,7 +119,7 @@ func (c *im2colPass) encode(cb *vk.CommandBuffer, src vk.BufferRange, base uint3
 	pc.RowQuads = uint32(gx * 64)
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
 	out := c.out
-	out.Size = min(out.Size, uint64(nb*c.j.out.w*c.j.out.h)*uint64(c.ld)*uint64(c.elem))
+	out.Size = min(out.Size, uint64(nb*c.pixels)*uint64(c.ld)*uint64(c.elem))
 	if err := cb.Dispatch(c.pl, []vk.BufferRange{src, out}, push, [3]uint32{uint32(gx), uint32(gy), 1}); err != nil {
 		return fmt.Errorf("%s: %w", c.e.label, err)
 	}

@@ -1393,14 +1393,14 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		zGroups *= choice.splits
 	}
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
-	var cols *im2colPass
+	var cols im2colPass
 	if im2col {
 		if cols, err = e.newIm2colPass(j, f16); err != nil {
 			return err
 		}
 	}
 	return convBatches(lim, spans[:], chans[:], j.batches, func(n0, nb0 int) error {
-		if cols == nil {
+		if !im2col {
 			return e.encodeGemmPart(cb, j, pl, finish, key, choice, wordsPerPart, &pc, binds[:nbind], spans, chans, zGroups, gridCols, n0, nb0)
 		}
 		// The columns of at most cols.per batch images at a time.
