@@ -115,6 +115,10 @@ uvec2 imRaw4(uint q, bool ok) { return ok ? imq[q] : uvec2(0u); }
 #include "convolution_gemm_fetch.glsl"
 
 layout(std430, binding = 5) buffer Part { float part[]; };
+// SPLITK 2 reads the partial sums through a readonly view of the same
+// binding: through the read-write one the H200 finished 2048 x 1568
+// outputs of 2 splits in 51 us (bench/results/h200-2026-11-28-s2 run 1).
+layout(std430, binding = 5) readonly buffer PartSums { float sums[]; };
 
 void main() {
 	if (SPLITK == 2) {
@@ -138,7 +142,7 @@ void main() {
 		[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) s[r] = 0.0;
 		for (uint i = 0; i < splits; i++) {
 			[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) {
-				if (m0 + r < pc.M) s[r] += part[at + r * pc.N + i * stride];
+				if (m0 + r < pc.M) s[r] += sums[at + r * pc.N + i * stride];
 			}
 		}
 		[[unroll]] for (uint r = 0; r < FINISH_ROWS; r++) {

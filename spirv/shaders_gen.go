@@ -812,7 +812,7 @@ var ConvolutionGemm = &Shader{
 		{Binding: 2, Name: "Bias", Access: ReadOnly},
 		{Binding: 3, Name: "Prelu", Access: ReadOnly},
 		{Binding: 4, Name: "Dst", Access: WriteOnly},
-		{Binding: 5, Name: "Part", Access: ReadWrite},
+		{Binding: 5, Name: "PartSums", Access: ReadWrite},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
@@ -858,7 +858,7 @@ var ConvolutionGemmF16 = &Shader{
 		{Binding: 2, Name: "Bias", Access: ReadOnly},
 		{Binding: 3, Name: "Prelu", Access: ReadOnly},
 		{Binding: 4, Name: "Dst", Access: WriteOnly},
-		{Binding: 5, Name: "Part", Access: ReadWrite},
+		{Binding: 5, Name: "PartSums", Access: ReadWrite},
 	},
 	PushConstantSize: 124,
 	Spec: []SpecConstant{
