@@ -43,14 +43,31 @@ func TestConvChoiceFollowsTheSweep(t *testing.T) {
 			t.Errorf("%s: chose %v tile %d, %d splits; want tile %d, %d splits", c.name, got.path, got.tile, got.splits, c.tile, c.splits)
 		}
 	}
-	// The 3x3 convolution at 14x14 takes tile 2 unsplit, as the sweep
-	// measured (415 435 369 544), whether or not its K could split: image
-	// GEMMs split only where a tuning asks (tile 0 over 4 splits ran 3869
-	// µs on the H100); forced, the split count follows the tuning.
+	// The 3x3 convolution at 14x14 on the GEMM path takes tile 2 unsplit
+	// where its K cannot split, as the sweep measured (415 435 369 544);
+	// where it can, tile 1 over 2 splits (tiledImageSplits: on an H200,
+	// bench/results/h200-2026-11-28-s2 run 5, 288 µs against 393 on tile 2
+	// and 356 on tile 1 unsplit; gemmCost alone would split it on tile 0,
+	// whose 4 splits ran 3869 µs on the H100 before the finishing pass
+	// read through a readonly view); forced, the split count follows the
+	// tuning.
 	m, n, k := 256, 32*14*14, 2304
-	for _, split := range []bool{false, true} {
-		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, m, n, k, 9, 1, false, false, split); got.tile != 2 || got.splits != 1 {
-			t.Errorf("3x3@14 (may split %v): %+v", split, got)
+	for _, c := range []struct {
+		split        bool
+		tile, splits int
+	}{{false, 2, 1}, {true, 1, 2}} {
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, m, n, k, 9, 1, false, false, c.split); got.tile != c.tile || got.splits != c.splits {
+			t.Errorf("3x3@14 (may split %v): %+v", c.split, got)
+		}
+	}
+	// The stride-2 forwards (run 5, µs, default before -> after): 128->256
+	// at 28x28 (K 1152) 203 -> 158 in 2 splits, 256->512 at 14x14 200 ->
+	// 197; 64->128 at 56x56 (K 576) keeps tile 1 unsplit (146).
+	for _, c := range []struct {
+		m, n, k, tile, splits int
+	}{{256, 32 * 14 * 14, 1152, 1, 2}, {512, 32 * 7 * 7, 2304, 1, 2}, {128, 32 * 28 * 28, 576, 1, 1}} {
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 9, 1, false, false, true); got.tile != c.tile || got.splits != c.splits {
+			t.Errorf("stride-2 forward %dx%dx%d: %+v", c.m, c.n, c.k, got)
 		}
 	}
 	if got := gemmChoose(convH100, ConvolutionTuning{Splits: 4}, nil, m, n, k, 9, 1, false, false, true); got.splits != 4 || got.chunk != 576 {

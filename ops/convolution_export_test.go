@@ -293,3 +293,15 @@ func SetIm2colScratchMax(n int) int {
 	im2colScratchMax = n
 	return old
 }
+
+// ConvTiledSplitK reports whether a family kernel has made a tiled
+// image-GEMM pipeline that splits K (convolution_gemm.comp's SPLITK 1)
+// on tiledImageSplits' tile.
+func ConvTiledSplitK(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionGemm && key.splitk == 1 && int(key.tile) == tiledSplitTile {
+			return true
+		}
+	}
+	return false
+}

@@ -663,3 +663,42 @@ func TestConvolutionIm2col(t *testing.T) {
 	})
 	assert.False(t, ops.ConvIm2col(fwd), "im2col on a forced direct path")
 }
+
+// A forward from windows of several taps over a depth of 1024 or more
+// whose tiles would leave multiprocessors without two workgroups splits
+// its K in two on the tiles by default (tiledImageSplits), in float32 and
+// float16 (on a device without cooperative matrices), and matches the
+// reference; a shallower one (576), or a tuning's split count, keeps the
+// model's choice.
+func TestConvolutionTiledSplitDefault(t *testing.T) {
+	dev := vktest.Open(t)
+	deep := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 128, OutputFeatureChannels: 9,
+		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 2, h: 7, w: 8,
+		pads: padding.Pads{Top: 1, Left: 0, Bottom: 1, Right: 1}, bias: true}
+	shallow := deep
+	shallow.d.InputFeatureChannels = 64
+	for _, c := range []struct {
+		name string
+		cc   convCase
+		tune ops.ConvolutionTuning
+		want bool
+	}{{"deep", deep, ops.ConvolutionTuning{}, true}, {"shallow", shallow, ops.ConvolutionTuning{}, false},
+		{"deep splits=1", deep, ops.ConvolutionTuning{Splits: 1}, false}} {
+		for _, f16 := range []bool{false, true} {
+			if f16 && (!dev.Limits().Float16Storage || len(dev.Limits().CooperativeMatrixNV) > 0) {
+				continue
+			}
+			var fwd *ops.Convolution
+			convRunCase(t, dev, c.cc, rand.New(rand.NewSource(31)), f16, func(k any) {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(c.tune))
+				if f, ok := k.(*ops.Convolution); ok {
+					fwd = f
+				}
+			})
+			require.NotNil(t, fwd)
+			assert.Equal(t, c.want, ops.ConvTiledSplitK(fwd), "%s, float16 %v: the forward's K split on the tiles", c.name, f16)
+		}
+	}
+}

@@ -483,8 +483,44 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 	only := -1
 	if forced {
 		only = c.tile
+	} else if s, ok := tiledImageSplits(lim, t, m, n, k, taps, z, split); ok {
+		return s
 	}
 	return gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only)
+}
+
+// tiledSplitDepth and tiledSplitTile: see tiledImageSplits.
+const (
+	tiledSplitDepth = 1024
+	tiledSplitTile  = 1 // 64 x 128 x 8, 4 x 8 blocks
+)
+
+// tiledImageSplits returns the choice of an image GEMM on the tiles (z
+// GEMMs of m x n outputs, depth k, from windows of taps taps) that splits
+// its K in two, and true, where split allows a split, the tuning sets no
+// split count, the windows have several taps, the depth is
+// tiledSplitDepth or more and tile tiledSplitTile would give the device's
+// multiprocessors fewer than two workgroups each: that tile over 2
+// splits. gemmCost, which rates split-K by its traffic, does not see that
+// such GEMMs run short of workgroups on every tile but the 4x4 blocks',
+// nor that a split's partial sums and finishing pass cost more than their
+// bytes (it would split deeper GEMMs, and on tile 0, which lose), so image
+// GEMMs do not split under it. On an H200 (bench/results/h200-2026-11-28-s2,
+// run 4, float32 forwards, us): ResNet's 3x3 stride-2 128->256 at 28x28
+// (196 workgroups of tile 1) 203 on the 4x4 blocks gemmCost chose, 184 on
+// tile 1 unsplit, 158 in 2 splits (186 in 3 on tile 0); 256->512 at 14x14
+// (104) 200, 237 unsplit, 198 in 2 splits; 64->128 at 56x56 (depth 576)
+// stays unsplit, on tile 1: 144 against 198 in 2 splits.
+func tiledImageSplits(lim vk.Limits, t ConvolutionTuning, m, n, k, taps, z int, split bool) (convChoice, bool) {
+	c := gemmTiles[tiledSplitTile].cfg
+	if !split || t.Splits != 0 || taps < 2 || k < tiledSplitDepth || !c.fits(lim) || 2*z > int(lim.MaxComputeWorkGroupCount[2]) {
+		return convChoice{}, false
+	}
+	if wgs := (m + c.bm - 1) / c.bm * ((n + c.bn - 1) / c.bn) * z; wgs >= 2*gemmUnits(lim, t) {
+		return convChoice{}, false
+	}
+	chunk := ((k+1)/2 + c.bk - 1) / c.bk * c.bk
+	return convChoice{path: convPathTiled, tile: tiledSplitTile, splits: (k + chunk - 1) / chunk, chunk: chunk}, true
 }
 
 // coopImageSplits returns c, a cooperative-matrix choice for z image
