@@ -68,8 +68,11 @@ type ConvolutionTuning struct {
 	// largest phase's depth), whose outputs a second pass then adds up
 	// and finishes (default: weight gradients chosen to fill the device,
 	// a chunk never under one slice of the tile; image GEMMs on the tiles
-	// unsplit, on cooperative matrices split where their tiles would
-	// leave multiprocessors idle; the phases by tap, see TapSplit).
+	// unsplit but those from windows of several taps, 1024 deep or more,
+	// that would give multiprocessors fewer than two workgroups of the
+	// 64x128 tile, which run on it in 2 splits; on cooperative matrices
+	// split where their tiles would leave multiprocessors idle; the
+	// phases by tap, see TapSplit).
 	Splits int
 	// ComputeUnits (units): the multiprocessors the choice spreads work
 	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device

@@ -46,9 +46,11 @@ import (
 // of the same tiles (row sums of dy). Image GEMMs can split K the same way
 // (convolution_gemm.comp's and convolution_gemm_coopmat.comp's SPLITK), a
 // second pass adding the splits and finishing the outputs: on the tiles
-// where a ConvolutionTuning asks (not by default: slow on an H100, see
-// gemmBest), on cooperative matrices also by default for deep 1x1 GEMMs
-// of too few tiles to fill the device (coopImageSplits).
+// where a ConvolutionTuning asks, and by default in two for deep GEMMs
+// from windows of several taps whose tiles would leave multiprocessors
+// short of workgroups (tiledImageSplits; gemmBest's model does not split
+// image GEMMs, see there), on cooperative matrices also by default for
+// deep 1x1 GEMMs of too few tiles to fill the device (coopImageSplits).
 
 // gemmConfig is one tile shape of glsl/gemm.glsl.
 type gemmConfig struct{ bm, bn, bk, tm, tn int }
@@ -673,7 +675,8 @@ func gemmBest(lim vk.Limits, t ConvolutionTuning, kind gemmKind, m, n, k, z, par
 	units, warp := gemmUnits(lim, t), gemmWarp(lim)
 	best := convChoice{path: convPathDirect, splits: 1, chunk: k}
 	bestCost := -1.0
-	// An image GEMM splits K only where a tuning asks (splits=N). Its
+	// An image GEMM splits K here only where a tuning asks (splits=N;
+	// by default tiledImageSplits decides, before this model). Its
 	// split pass used to run ten times slower than the model expected on
 	// an H100 (driver 580.159; 1x1 512 -> 2048, tile 0 over 2 splits:
 	// forward 1924 µs, data gradient 2180, unsplit 142 and 211): the
