@@ -46,6 +46,10 @@ func convBenchShapes() []convBenchShape {
 		{"resnet3x3s2-256", 32, 128, 28, 28, 256, 3, 2, 1, 1, false},
 		{"resnet3x3s2-512", 32, 256, 14, 14, 512, 3, 2, 1, 1, false},
 		{"resnet1x1s2-128", 32, 64, 56, 56, 128, 1, 2, 0, 1, false},
+		// Its other two, 28 -> 14 and 14 -> 7: their data gradients' one
+		// phase that sums (of 4) has few tiles.
+		{"resnet1x1s2-256", 32, 128, 28, 28, 256, 1, 2, 0, 1, false},
+		{"resnet1x1s2-512", 32, 256, 14, 14, 512, 1, 2, 0, 1, false},
 		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
 		// MobileNet's 14x14 depthwise layers: rows of 14, not quads.
 		{"depthwise3x3-512-14", 32, 512, 14, 14, 512, 3, 1, 1, 512, false},

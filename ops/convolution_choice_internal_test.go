@@ -596,3 +596,32 @@ func TestUseCol2im(t *testing.T) {
 		}
 	}
 }
+
+// A strided data gradient whose kernel is narrower than its stride sums
+// in only some of its phases (a 1x1 stride-2 one: 1 of 4): the choice for
+// every phase stands where its tiles give the summing phases a
+// workgroup per multiprocessor, else the choice for those phases alone
+// (phaseWorkChoice; µs on an H200 in its comment).
+func TestConvPhaseWorkChoice(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		m, n, k        int
+		before, chosen int // tiles
+	}{
+		{"1x1/2 128->64 at 56", 64, 32 * 28 * 28, 128, 1, 1},
+		{"1x1/2 256->128 at 28", 128, 32 * 14 * 14, 256, 1, 2},
+		{"1x1/2 512->256 at 14", 256, 32 * 7 * 7, 512, 0, 2},
+	} {
+		all := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 4, false, false, false)
+		got := phaseWorkChoice(convH100, ConvolutionTuning{}, nil, all, c.m, c.n, c.k, 1, 1, false)
+		if all.path != convPathTiled || all.tile != c.before || got.path != convPathTiled || got.tile != c.chosen || got.splits != 1 {
+			t.Errorf("%s: for 4 phases %+v, for the one that sums %+v; want tiles %d, %d", c.name, all, got, c.before, c.chosen)
+		}
+	}
+	// A forced tile stays.
+	force := convChoice{path: convPathTiled, tile: 0}
+	all := gemmChoose(convH100, ConvolutionTuning{}, &force, 256, 32*7*7, 512, 1, 4, false, false, false)
+	if got := phaseWorkChoice(convH100, ConvolutionTuning{}, &force, all, 256, 32*7*7, 512, 1, 1, false); got.tile != 0 {
+		t.Errorf("forced tile 0: %+v", got)
+	}
+}

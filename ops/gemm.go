@@ -983,6 +983,37 @@ func convTapMajor(j *convImageGemm, choice convChoice, t ConvolutionTuning) bool
 	return false
 }
 
+// phaseWorkChoice returns the choice of a strided data gradient's phase
+// GEMMs (m x n outputs, depth k, from up to taps taps each) given c, the
+// choice for all of its phases, where only zWork of them have taps: c,
+// unless those phases are fewer than all (a
+// kernel narrower than the stride: a 1x1 stride-2 gradient's pixels lie
+// in one of its 4 phases, the others' are 0) and c's tiles would give the
+// zWork phases that do sum fewer workgroups than the device has
+// multiprocessors; then the choice for those phases alone. On an H200
+// (bench/results/h200-2026-11-28-s2, run 7, float32, µs, tiles 0..3),
+// ResNet-18's 1x1 stride-2 gradients: of 512 to 256 channels at 14x14
+// 103 75 63 58 (c: tile 0, 26 workgroups), of 256 to 128 at 28x28 76 68
+// 53 65 (c: tile 1, 98), of 128 to 64 at 56x56 87 73 83 90 (run 1; c:
+// tile 1, 196 workgroups: kept); the choice for the summing phase alone
+// is tile 2 for all three.
+func phaseWorkChoice(lim vk.Limits, t ConvolutionTuning, force *convChoice, c convChoice, m, n, k, taps, zWork int, f16 bool) convChoice {
+	var bm, bn int
+	switch c.path {
+	case convPathTiled:
+		bm, bn = gemmTiles[c.tile].cfg.bm, gemmTiles[c.tile].cfg.bn
+	case convPathCoopMat:
+		cfg := c.coopTile(lim)
+		bm, bn = cfg.bm, cfg.bn
+	default:
+		return c
+	}
+	if _, forced := gemmForced(lim, t, force, f16, true); forced || (m+bm-1)/bm*((n+bn-1)/bn)*zWork >= gemmUnits(lim, t) {
+		return c
+	}
+	return gemmChoose(lim, t, force, m, n, k, taps, zWork, f16, true, false)
+}
+
 // phaseSplit returns c, the choice of the phase GEMMs of a strided data
 // gradient (gemmBPhases: z of them, m x n outputs each, cinG channels per
 // tap, up to gridTaps taps per phase), with its split of K: the tuning's
@@ -1328,15 +1359,20 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		// The phases of a strided data gradient are independent GEMMs
 		// side by side in z; phase 0 is the largest.
 		z, colsPer, k, taps := j.groups, pixels, j.k, int(j.geom[0]*j.geom[1])
+		zWork := z
 		if j.modeB == gemmBPhases {
 			sx, sy := int(j.geom[2]), int(j.geom[3])
 			z *= sx * sy
+			zWork *= min(int(j.geom[0]), sx) * min(int(j.geom[1]), sy)
 			colsPer = ((j.out.w + sx - 1) / sx) * ((j.out.h + sy - 1) / sy)
 			taps = ((int(j.geom[0]) + sx - 1) / sx) * ((int(j.geom[1]) + sy - 1) / sy)
 			k = j.k / int(j.geom[0]*j.geom[1]) * taps
 		}
 		zGroups, gridCols = z, colsPer
 		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, taps, z, f16, true, j.modeB != gemmBPhases)
+		if zWork < z {
+			choice = phaseWorkChoice(lim, e.tune, e.force, choice, j.m, j.batches*colsPer, k, taps, zWork, f16)
+		}
 		if j.modeB == gemmBPhases {
 			choice = phaseSplit(lim, e.tune, choice, j.m, j.batches*colsPer, z, j.k/int(j.geom[0]*j.geom[1]), taps)
 		}
