@@ -510,7 +510,7 @@ const (
 // GEMMs do not split under it. On an H200 (bench/results/h200-2026-11-28-s2,
 // run 4, float32 forwards, us): ResNet's 3x3 stride-2 128->256 at 28x28
 // (196 workgroups of tile 1) 203 on the 4x4 blocks gemmCost chose, 184 on
-// tile 1 unsplit, 158 in 2 splits (186 in 3 on tile 0); 256->512 at 14x14
+// tile 1 unsplit, 158 in 2 splits (tile 0: 185 in 2, 196 in 3); 256->512 at 14x14
 // (104) 200, 237 unsplit, 198 in 2 splits; 64->128 at 56x56 (depth 576)
 // stays unsplit, on tile 1: 144 against 198 in 2 splits.
 func tiledImageSplits(lim vk.Limits, t ConvolutionTuning, m, n, k, taps, z int, split bool) (convChoice, bool) {
