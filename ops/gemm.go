@@ -354,6 +354,20 @@ func convCoopEmuFor(lim vk.Limits, i int) (convCoopConfig, bool) {
 	return c, c.valid() && c.fits(lim, 4)
 }
 
+// tileDims returns the BM x BN x BK tile of a tiled or cooperative-matrix
+// choice on a device of limits lim; false for the other paths.
+func (c convChoice) tileDims(lim vk.Limits) (bm, bn, bk int, ok bool) {
+	switch c.path {
+	case convPathTiled:
+		t := gemmTiles[c.tile].cfg
+		return t.bm, t.bn, t.bk, true
+	case convPathCoopMat:
+		t := c.coopTile(lim)
+		return t.bm, t.bn, t.bk, true
+	}
+	return 0, 0, 0, false
+}
+
 // coopTile returns the tile of the cooperative-matrix build chosen on a
 // device of limits lim.
 func (c convChoice) coopTile(lim vk.Limits) convCoopConfig {
@@ -998,14 +1012,8 @@ func convTapMajor(j *convImageGemm, choice convChoice, t ConvolutionTuning) bool
 // tile 1, 196 workgroups: kept); the choice for the summing phase alone
 // is tile 2 for all three.
 func phaseWorkChoice(lim vk.Limits, t ConvolutionTuning, force *convChoice, c convChoice, m, n, k, taps, zWork int, f16 bool) convChoice {
-	var bm, bn int
-	switch c.path {
-	case convPathTiled:
-		bm, bn = gemmTiles[c.tile].cfg.bm, gemmTiles[c.tile].cfg.bn
-	case convPathCoopMat:
-		cfg := c.coopTile(lim)
-		bm, bn = cfg.bm, cfg.bn
-	default:
+	bm, bn, _, ok := c.tileDims(lim)
+	if !ok {
 		return c
 	}
 	if _, forced := gemmForced(lim, t, force, f16, true); forced || (m+bm-1)/bm*((n+bn-1)/bn)*zWork >= gemmUnits(lim, t) {
@@ -1033,15 +1041,8 @@ func phaseWorkChoice(lim vk.Limits, t ConvolutionTuning, force *convChoice, c co
 // 175 in 2 even splits; 28x28: 142, 308, 181): they stay unsplit.
 func phaseSplit(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, z, cinG, gridTaps int) convChoice {
 	c.splits, c.chunk, c.byTap = 1, cinG*gridTaps, false
-	var bm, bn, bk int
-	switch c.path {
-	case convPathTiled:
-		cfg := gemmTiles[c.tile].cfg
-		bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
-	case convPathCoopMat:
-		cfg := c.coopTile(lim)
-		bm, bn, bk = cfg.bm, cfg.bn, cfg.bk
-	default:
+	bm, bn, bk, ok := c.tileDims(lim)
+	if !ok {
 		return c
 	}
 	k := cinG * gridTaps
