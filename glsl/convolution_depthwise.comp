@@ -17,14 +17,13 @@
 // plane's strips do not fill the workgroup's 16 x 16, ran 5-13% slower on
 // an H100: bench/results/h100-2026-11-27-depthwise, run 2.)
 //
-// VW (ops' convDepthwiseVector: 4 or 2 where OX is a multiple of it;
-// the input region's width, its first column and every input row's first
-// value multiples of VW, and the same of the destination; else 1) loads a
-// row's SEG columns as the aligned quads (pairs) that hold them (PHASE =
-// first.x mod VW is where the first column lies in the first one; each is
-// wholly inside the region or wholly outside) and stores each row of OX
-// outputs as quads (pairs): a fourth (a half) of the load and store
-// instructions, the same values and sums. On an H100 (run 2 there),
+// VW (ops' convDepthwiseVector: 8 in float16 where OX is 8, else 4 or 2
+// where OX is a multiple of it; the input region's width, its first
+// column and every input row's first value multiples of VW, and the same
+// of the destination; else 1) loads a row's SEG columns as the aligned
+// vectors that hold them (convolution_depthwise_common.glsl) and stores
+// each row of OX outputs as quads (pairs): a fraction of the load and
+// store instructions, the same values and sums. On an H100 (run 2 there),
 // 32x256x56x56 3x3 float32 forward and data gradient went from 132 and
 // 126 us to 77.5 and 75 with quads (89% and 92% of the copy bandwidth),
 // float16 from 98.6 and 97 to 49 and 48; strips of 8 were slower (88,
@@ -39,18 +38,17 @@ layout(constant_id = 13) const int OY = 1;
 layout(constant_id = 14) const bool BIAS = false;
 layout(constant_id = 15) const bool FLIP = false;
 layout(constant_id = 16) const int MULT = 1;
-layout(constant_id = 17) const int VW = 1;    // values per load and store: 1, 2 or 4
+layout(constant_id = 17) const int VW = 1;    // values per load: 1, 2, 4 or 8 (float16)
 layout(constant_id = 18) const int PHASE = 0; // first.x mod VW
 
 const int KEX = (KW - 1) * DX + 1;
 const int KEY = (KH - 1) * DY + 1;
 const int SEG = (OX - 1) * SX + KEX; // input columns a strip spans
 const int ROWS = (OY - 1) * SY + KEY; // input rows a strip spans
-const int NQ = (PHASE + SEG + VW - 1) / VW; // VW > 1: vectors a strip's row spans
+const int SW = VW > 4 ? 4 : VW;       // values per store
 
-layout(std430, binding = 0) readonly buffer Im { ELEM im[]; };
-layout(std430, binding = 0) readonly buffer Im2 { ELEM2 im2[]; };
-layout(std430, binding = 0) readonly buffer Im4 { ELEM4 im4[]; };
+#define DW_SRC 0
+#include "convolution_depthwise_common.glsl"
 layout(std430, binding = 1) readonly buffer Wt { float wt[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 3) readonly buffer Prelu { float prelu[]; };
@@ -72,31 +70,6 @@ layout(push_constant) uniform Push {
 #define NEURON_PRELU(c) prelu[pc.preluBase + (c)]
 #include "neuron.glsl"
 
-// loadRow returns the SEG input columns from s.x of the row starting at
-// index row (its first column at inOrigin.x), 0 outside the region.
-int col[SEG];
-bool colIn[SEG];
-
-void loadRow(uint row, int sx, out float v[SEG]) {
-	if (VW > 1) {
-		int q0 = sx - PHASE; // a multiple of VW
-		[[unroll]] for (int i = 0; i < NQ; i++) {
-			int qx = q0 + VW * i;
-			bool in_ = uint(qx) < uint(pc.inSize.x);
-			uint at = (row + uint(pc.inOrigin.x + clamp(qx, 0, pc.inSize.x - VW))) / uint(VW);
-			vec4 qv;
-			if (VW == 4) qv = LOAD4(im4[at]);
-			else qv.xy = LOAD2(im2[at]);
-			[[unroll]] for (int j = 0; j < VW; j++) {
-				int e = VW * i + j - PHASE;
-				if (e >= 0 && e < SEG) v[e] = in_ ? qv[j] : 0.0;
-			}
-		}
-		return;
-	}
-	[[unroll]] for (int e = 0; e < SEG; e++) v[e] = colIn[e] ? LOAD(im[row + uint(col[e])]) : 0.0;
-}
-
 void main() {
 	ivec2 o = ivec2(gl_GlobalInvocationID.xy) * ivec2(OX, OY);
 	uint plane = gl_GlobalInvocationID.z;
@@ -108,18 +81,11 @@ void main() {
 	[[unroll]] for (int i = 0; i < OX * OY; i++) acc[i] = 0.0;
 	ivec2 s = pc.first + o * ivec2(SX, SY); // input position of the first tap
 	uint base = pc.imBase + b * pc.imBatch + (c / uint(MULT)) * pc.imPlane;
-	if (VW == 1) {
-		[[unroll]] for (int e = 0; e < SEG; e++) {
-			int q = s.x + e;
-			colIn[e] = uint(q) < uint(pc.inSize.x);
-			col[e] = pc.inOrigin.x + clamp(q, 0, pc.inSize.x - 1);
-		}
-	}
 	[[unroll]] for (int ir = 0; ir < ROWS; ir++) {
 		int q = s.y + ir;
 		if (uint(q) >= uint(pc.inSize.y)) continue;
 		float v[SEG];
-		loadRow(base + uint(pc.inOrigin.y + q) * pc.inStride, s.x, v);
+		dwRow(base + uint(pc.inOrigin.y + q) * pc.inStride + uint(pc.inOrigin.x), s.x, pc.inSize.x, v);
 		[[unroll]] for (int oy = 0; oy < OY; oy++) {
 			int dy = ir - oy * SY; // row offset in the window
 			if (dy < 0 || dy >= KEY || dy % DY != 0) continue;
@@ -137,12 +103,12 @@ void main() {
 		uint row = pc.dstBase + b * pc.dstBatch + c * pc.dstPlane + uint(pc.outOrigin.y + o.y + oy) * pc.dstStride;
 		if (VW > 1) {
 			// The region's width is a multiple of VW, and so of OX.
-			uint at = (row + uint(pc.outOrigin.x + o.x)) / uint(VW);
-			[[unroll]] for (int ox = 0; ox < OX; ox += VW) {
+			uint at = (row + uint(pc.outOrigin.x + o.x)) / uint(SW);
+			[[unroll]] for (int ox = 0; ox < OX; ox += SW) {
 				vec4 r;
-				[[unroll]] for (int j = 0; j < VW; j++) r[j] = neuronForward(acc[oy * OX + ox + j] + bv, c);
+				[[unroll]] for (int j = 0; j < SW; j++) r[j] = neuronForward(acc[oy * OX + ox + j] + bv, c);
 				if (o.x + ox >= pc.outSize.x) break;
-				if (VW == 4) dst4[at + uint(ox / 4)] = STORE4(r);
+				if (SW == 4) dst4[at + uint(ox / 4)] = STORE4(r);
 				else dst2[at + uint(ox / 2)] = STORE2(r.xy);
 			}
 			continue;

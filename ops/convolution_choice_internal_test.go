@@ -464,33 +464,46 @@ func TestConvWeightsCoop(t *testing.T) {
 	}
 }
 
-// The depthwise kernel's strip width and vector width: dwstrip where the
-// strip's input span fits maxSeg (else 4); quads, pairs or single values
-// by the widest width that divides the strip and both regions' width,
-// first column, rows, planes and batch images; single values under
-// dwvec=0.
+// The depthwise kernels' blocks and vector widths: strips of 8 where
+// float16 rows load 8 values at a time, else 4, or dwstrip, where the
+// strip's input span fits maxSeg; 4 rows at stride 1, else 1, or dwrows
+// where the block fits maxSeg; 8 values (float16 only), quads, pairs or
+// single values by the widest width that divides the strip and both
+// regions' width, first column, rows, planes and batch images; single
+// values under dwvec=0.
 func TestConvDepthwiseStripAndVector(t *testing.T) {
 	geom := func(k, s, d int32) [6]int32 { return [6]int32{k, k, s, s, d, d} }
 	for _, c := range []struct {
 		name   string
 		geom   [6]int32
 		tune   ConvolutionTuning
+		oct    bool
 		ox, oy int
 	}{
-		{"default", geom(3, 1, 1), ConvolutionTuning{}, 4, 4},
-		{"strided", geom(3, 2, 1), ConvolutionTuning{}, 4, 1},
-		{"dwstrip=8", geom(3, 1, 1), ConvolutionTuning{DepthwiseStrip: 8}, 8, 4},
+		{"default", geom(3, 1, 1), ConvolutionTuning{}, false, 4, 4},
+		{"strided", geom(3, 2, 1), ConvolutionTuning{}, false, 4, 1},
+		{"float16 octets", geom(3, 1, 1), ConvolutionTuning{}, true, 8, 4},
+		{"float16 octets strided", geom(3, 2, 1), ConvolutionTuning{}, true, 8, 1},
+		{"float16 octets dwstrip=4", geom(3, 1, 1), ConvolutionTuning{DepthwiseStrip: 4}, true, 4, 4},
+		{"dwstrip=8", geom(3, 1, 1), ConvolutionTuning{DepthwiseStrip: 8}, false, 8, 4},
+		{"dwrows=2", geom(3, 1, 1), ConvolutionTuning{DepthwiseRows: 2}, false, 4, 2},
+		{"dwrows=8 strided", geom(3, 2, 1), ConvolutionTuning{DepthwiseRows: 8}, false, 4, 8},
+		// 8 x 8 values exceed maxSeg: the default rows.
+		{"dwstrip=8 dwrows=8", geom(3, 1, 1), ConvolutionTuning{DepthwiseStrip: 8, DepthwiseRows: 8}, false, 8, 4},
 		// 11 taps dilated 3 (31 columns) at stride 2: 8 outputs span 45 > maxSeg.
-		{"dwstrip=8 too wide", geom(11, 2, 3), ConvolutionTuning{DepthwiseStrip: 8}, 4, 1},
+		{"dwstrip=8 too wide", geom(11, 2, 3), ConvolutionTuning{DepthwiseStrip: 8}, false, 4, 1},
+		{"float16 octets too wide", geom(11, 2, 3), ConvolutionTuning{}, true, 4, 1},
 	} {
-		ox, oy := convDepthwiseStrip(&convImageGemm{geom: c.geom}, c.tune)
+		ox, oy := convDepthwiseBlock(c.geom, c.tune, c.oct)
 		if ox != c.ox || oy != c.oy {
-			t.Errorf("%s: strip %dx%d, want %dx%d", c.name, ox, oy, c.ox, c.oy)
+			t.Errorf("%s: block %dx%d, want %dx%d", c.name, ox, oy, c.ox, c.oy)
 		}
 	}
-	region := func(w, h, x0, rw int) convRegion {
-		return convRegion{im: &Image{w: w, h: h, cTotal: 3}, channels: 3, x0: x0, w: rw, h: h}
+	regionOf := func(f Format, w, h, x0, rw int) convRegion {
+		return convRegion{im: &Image{w: w, h: h, cTotal: 3, format: f}, channels: 3, x0: x0, w: rw, h: h}
 	}
+	region := func(w, h, x0, rw int) convRegion { return regionOf(Float32, w, h, x0, rw) }
+	half := func(w, h, x0, rw int) convRegion { return regionOf(Float16, w, h, x0, rw) }
 	for _, c := range []struct {
 		name    string
 		in, out convRegion
@@ -498,6 +511,11 @@ func TestConvDepthwiseStripAndVector(t *testing.T) {
 		tune    ConvolutionTuning
 		want    int
 	}{
+		{"float16 octets", half(16, 5, 0, 16), half(16, 5, 0, 16), 8, ConvolutionTuning{}, 8},
+		{"float16 strip of 4", half(16, 5, 0, 16), half(16, 5, 0, 16), 4, ConvolutionTuning{}, 4},
+		{"float16 first column 4", half(16, 5, 4, 8), half(16, 5, 0, 16), 8, ConvolutionTuning{}, 4},
+		{"float32 strip of 8", region(16, 5, 0, 16), region(16, 5, 0, 16), 8, ConvolutionTuning{}, 4},
+		{"float16 dwvec=0", half(16, 5, 0, 16), half(16, 5, 0, 16), 8, ConvolutionTuning{NoDepthwiseVectors: true}, 1},
 		{"quads", region(16, 5, 0, 16), region(16, 5, 0, 16), 4, ConvolutionTuning{}, 4},
 		{"rows of 14", region(14, 5, 0, 14), region(14, 5, 0, 14), 4, ConvolutionTuning{}, 2},
 		{"first column 2", region(16, 5, 2, 12), region(16, 5, 0, 16), 4, ConvolutionTuning{}, 2},

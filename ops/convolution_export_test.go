@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/vkmps/vkmps/spirv"
@@ -227,14 +228,16 @@ func ConvCol2im(k any) bool {
 	return false
 }
 
-// ConvDepthwiseVectors returns the values per load and store (VW: 1, 2,
-// 4) of the depthwise pipelines a family kernel has made, in increasing
-// order.
+// ConvDepthwiseVectors returns the values per load (VW: 1, 2, 4, 8) of
+// the depthwise pipelines a family kernel has made (the forward kernel's
+// and the weight gradient's), each once, in increasing order.
 func ConvDepthwiseVectors(k any) []int {
 	var ws []int
 	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
-		if key.shader == spirv.ConvolutionDepthwise {
-			ws = append(ws, int(max(key.vw, 1)))
+		if key.shader == spirv.ConvolutionDepthwise || key.shader == spirv.ConvolutionDepthwiseWeights {
+			if w := int(max(key.vw, 1)); !slices.Contains(ws, w) {
+				ws = append(ws, w)
+			}
 		}
 	}
 	sort.Ints(ws)

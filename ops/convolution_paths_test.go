@@ -340,12 +340,14 @@ func TestConvolutionDepthwiseStrips(t *testing.T) {
 }
 
 // Depthwise convolutions whose rows allow it load and store quads, or
-// pairs where rows are of an even width only, by default, forwards and
-// the data gradients that run on the depthwise kernel (a left pad of 0..3
-// puts the first column anywhere in its quad), under strips of 4 and 8
-// outputs (pairs under strips of 2 too), and single values under dwvec=0,
-// strips of odd widths, or rows of an odd width; every setting matches
-// the reference.
+// pairs where rows are of an even width only, and the weight gradients
+// of float16 rows of a multiple of 8 load 8 values at a time on strips of
+// 8, by default:
+// forwards, weight gradients and the data gradients that run on the
+// depthwise kernel (a left pad of 0..3 puts the first column anywhere in
+// its quad), under strips of 4 and 8 outputs (pairs under strips of 2
+// too), and single values under dwvec=0, strips of odd widths, or rows of
+// an odd width; every setting matches the reference.
 func TestConvolutionDepthwiseVectors(t *testing.T) {
 	dev := vktest.Open(t)
 	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor { return depthwiseDesc(k, c, o, s, s, d, d) }
@@ -359,7 +361,9 @@ func TestConvolutionDepthwiseVectors(t *testing.T) {
 		{"pad 0 dilated multiplier", convCase{d: desc(3, 3, 6, 1, 2), n: 2, h: 10, w: 16, pads: padding.Pads{Top: 0, Left: 0, Bottom: 0, Right: 0}}, false, 4},
 		{"pad 2 strided", convCase{d: desc(5, 2, 2, 2, 1), n: 2, h: 9, w: 24, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 1}, bias: true}, false, 4},
 		{"pad 3", convCase{d: desc(3, 2, 2, 1, 1), n: 1, h: 7, w: 12, pads: padding.Pads{Top: 1, Left: 3, Bottom: 1, Right: 3}}, false, 4},
-		{"float16", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 6, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, true, 4},
+		{"float16", convCase{d: desc(3, 4, 4, 1, 1), n: 2, h: 6, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, true, 8},
+		{"float16 strided", convCase{d: desc(3, 4, 4, 2, 1), n: 2, h: 6, w: 32, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, true, 8},
+		{"float16 pad 2 width 12", convCase{d: desc(5, 2, 2, 1, 1), n: 2, h: 5, w: 12, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, true, 4},
 		{"width 14", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 14, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, false, 2},
 		{"width 10 pad 2 float16", convCase{d: desc(5, 2, 4, 1, 1), n: 2, h: 6, w: 10, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, true, 2},
 		{"odd width", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 13, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false, 1},
@@ -384,27 +388,34 @@ func TestConvolutionDepthwiseVectors(t *testing.T) {
 						grad = k
 					}
 				})
-				// The widest vector the strip and the rows allow.
-				strip := tu.DepthwiseStrip
+				// The widest vector the strip and the rows allow, 8 values
+				// only of halves: the forwards' strips are 4 wide by
+				// default, the weight gradients' 8 where halves' rows
+				// allow 8 values.
+				widest := func(strip int) int {
+					for _, w := range []int{8, 4, 2} {
+						if !tu.NoDepthwiseVectors && (w < 8 || c.half) && strip%w == 0 && c.vw%w == 0 {
+							return w
+						}
+					}
+					return 1
+				}
+				strip, wstrip := tu.DepthwiseStrip, tu.DepthwiseStrip
 				if strip == 0 {
-					strip = 4
-				}
-				want := 1
-				for _, w := range []int{4, 2} {
-					if !tu.NoDepthwiseVectors && strip%w == 0 && c.vw%w == 0 {
-						want = w
-						break
+					strip, wstrip = 4, 4
+					if c.half && c.vw == 8 && !tu.NoDepthwiseVectors {
+						wstrip = 8
 					}
 				}
-				// The data gradients of stride 1 without a multiplier run
-				// on the depthwise kernel too; the others are GEMMs.
-				for _, k := range []any{fwd, grad} {
-					ws := ops.ConvDepthwiseVectors(k)
-					if k == grad && len(ws) == 0 {
-						continue
-					}
-					assert.Equal(t, []int{want}, ws, "%T", k)
+				assert.Equal(t, []int{widest(strip)}, ops.ConvDepthwiseVectors(fwd), "forward")
+				// Both sides' rows allow c.vw in every case. The data
+				// gradients of stride 1 without a multiplier run on the
+				// forward's kernel; the others are GEMMs.
+				want := []int{widest(wstrip)}
+				if d := c.c.d; d.StrideX == 1 && d.OutputFeatureChannels == d.InputFeatureChannels && widest(strip) != want[0] {
+					want = []int{widest(strip), want[0]}
 				}
+				assert.Equal(t, want, ops.ConvDepthwiseVectors(grad), "gradients")
 			})
 		}
 	}

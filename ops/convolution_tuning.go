@@ -152,9 +152,15 @@ type ConvolutionTuning struct {
 	// NoCol2im (col2im=0): never; the phases instead.
 	NoCol2im bool
 	// DepthwiseStrip (dwstrip): the outputs along a row each invocation
-	// of a depthwise convolution computes, 1..8, where the input columns
-	// they span fit its registers (default 4).
+	// of a depthwise convolution computes at a time (dy pixels for its
+	// weight gradient), 1..8, where the input columns they span fit its
+	// registers (default 4).
 	DepthwiseStrip int
+	// DepthwiseRows (dwrows): the rows of such strips each invocation
+	// of a depthwise convolution computes at a time, sharing the input
+	// rows their windows overlap on, 1..8, where the block's values fit
+	// its registers (default 4 at stride 1, else 1).
+	DepthwiseRows int
 	// NoDepthwiseVectors (dwvec=0): depthwise convolutions load and store
 	// single values, also where their images' rows allow quads or pairs
 	// (the default there; the same values and sums).
@@ -228,6 +234,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: cooperative-matrix tile %d without the cooperative-matrix path", ErrTuning, t.CoopTile)
 	case t.DepthwiseStrip < 0 || t.DepthwiseStrip > 8:
 		return fmt.Errorf("%w: depthwise strip (dwstrip) %d: want 1..8", ErrTuning, t.DepthwiseStrip)
+	case t.DepthwiseRows < 0 || t.DepthwiseRows > 8:
+		return fmt.Errorf("%w: depthwise rows (dwrows) %d: want 1..8", ErrTuning, t.DepthwiseRows)
 	case t.Splits < 0 || t.Splits > 4096:
 		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
 	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
@@ -313,6 +321,9 @@ func (t ConvolutionTuning) String() string {
 	if t.DepthwiseStrip != 0 {
 		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
 	}
+	if t.DepthwiseRows != 0 {
+		parts = append(parts, "dwrows="+strconv.Itoa(t.DepthwiseRows))
+	}
 	if t.NoDepthwiseVectors {
 		parts = append(parts, "dwvec=0")
 	}
@@ -345,7 +356,7 @@ func (t ConvolutionTuning) String() string {
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
 // on, the default; 0: off), tapsplit, col2im, im2col and winoxhalf (1:
-// always, 0: never), dwstrip (1..8) (see
+// always, 0: never), dwstrip and dwrows (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -445,11 +456,15 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.WinogradCoopMat, t.NoWinogradCoopMat = n == 1, n == 0
 			}
-		case k == "dwstrip":
+		case k == "dwstrip", k == "dwrows":
 			if n < 1 || n > 8 {
-				return ConvolutionTuning{}, fmt.Errorf("%w: dwstrip=%d: want 1..8", ErrTuning, n)
+				return ConvolutionTuning{}, fmt.Errorf("%w: %s=%d: want 1..8", ErrTuning, k, n)
 			}
-			t.DepthwiseStrip = n
+			if k == "dwstrip" {
+				t.DepthwiseStrip = n
+			} else {
+				t.DepthwiseRows = n
+			}
 		case k == "splits", k == "units":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
@@ -460,7 +475,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -958,6 +958,8 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	case spirv.ConvolutionDepthwise:
 		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
+	case spirv.ConvolutionDepthwiseWeights:
+		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)
 	case spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
 	}
@@ -1740,17 +1742,37 @@ type convDepthwisePush struct {
 }
 
 // convDepthwiseStrip returns the outputs per invocation of the depthwise
-// kernel: OX columns by OY rows, reusing each loaded row for OY outputs
-// when the stride is 1. OX is 4, or t.DepthwiseStrip where the strip's
-// input span (SEG) stays within maxSeg.
+// kernel of j: see convDepthwiseBlock. Its strips are 4 wide also where
+// float16 rows would load 8 values at a time: on an H200 (run 2 of
+// bench/results/h200-2026-11-28-s3) 32x256x56x56 3x3 forwards took 53.3
+// us on strips of 8 (47.6 on 3 rows of them) and 47.5 on strips of 4.
 func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
+	return convDepthwiseBlock(j.geom, t, false)
+}
+
+// convDepthwiseBlock returns the block of outputs (of dy pixels for the
+// weight gradient) an invocation of the depthwise kernels of geometry
+// geom covers at a time: OX columns by OY rows, reusing each loaded input
+// row for the OY rows whose windows overlap on it. OX is 8 where oct
+// (float16 rows that load 8 values at a time), else 4, or
+// t.DepthwiseStrip, where the strip's input span (SEG) stays within
+// maxSeg; OY is 4 where the stride is 1, else 1, or t.DepthwiseRows,
+// where the block's OX * OY values stay within maxSeg.
+func convDepthwiseBlock(geom [6]int32, t ConvolutionTuning, oct bool) (ox, oy int) {
 	ox, oy = 4, 1
-	if j.geom[3] == 1 {
+	if geom[3] == 1 {
 		oy = 4
 	}
-	kex := int(j.geom[0]-1)*int(j.geom[4]) + 1
-	if w := t.DepthwiseStrip; w > 0 && (w-1)*int(j.geom[2])+kex <= maxSeg {
+	kex := int(geom[0]-1)*int(geom[4]) + 1
+	fits := func(w int) bool { return (w-1)*int(geom[2])+kex <= maxSeg }
+	if oct && fits(8) {
+		ox = 8
+	}
+	if w := t.DepthwiseStrip; w > 0 && fits(w) {
 		ox = w
+	}
+	if r := t.DepthwiseRows; r > 0 && ox*r <= maxSeg {
+		oy = r
 	}
 	return ox, oy
 }
@@ -1762,11 +1784,21 @@ func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
 // and first column are multiples of it in rows, planes and batch images
 // of multiples of it; else (or where t refuses it) 1.
 func convDepthwiseVector(j *convImageGemm, ox int, t ConvolutionTuning) int {
+	return convVectorOf(j.in, j.out, ox, t)
+}
+
+// convVectorOf is convDepthwiseVector over any two regions a depthwise
+// kernel reads or writes by rows of strips of ox values: 8 (16 bytes of
+// halves) too where both are float16.
+func convVectorOf(a, b convRegion, ox int, t ConvolutionTuning) int {
 	aligned := func(r convRegion, w int) bool {
 		return r.w%w == 0 && r.x0%w == 0 && r.stride()%w == 0 && r.plane()%w == 0 && r.batch()%w == 0
 	}
-	for _, w := range []int{4, 2} {
-		if !t.NoDepthwiseVectors && ox%w == 0 && aligned(j.in, w) && aligned(j.out, w) {
+	for _, w := range []int{8, 4, 2} {
+		if w == 8 && (a.im.format != Float16 || b.im.format != Float16) {
+			continue
+		}
+		if !t.NoDepthwiseVectors && ox%w == 0 && aligned(a, w) && aligned(b, w) {
 			return w
 		}
 	}
@@ -2208,10 +2240,6 @@ type convDepthwiseWeightsPush struct {
 	C0                       uint32
 }
 
-// convDepthwiseWeightsStrip is the dy pixels of a row each item of the
-// depthwise weight gradient covers (its shader's OX).
-const convDepthwiseWeightsStrip = 4
-
 // convDepthwiseLocal is the workgroup of the depthwise weight gradient: a
 // row of partial sums per tap sits in shared memory.
 const convDepthwiseLocal = 64
@@ -2226,11 +2254,11 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 	lim := e.dev.Limits()
 	local := convDepthwiseLocal
 	fused := j.db != nil && j.biasFrom == j.dy // the bias sums come with the weights'
-	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
-		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused, ox: convDepthwiseWeightsStrip})
-	if err != nil {
-		return err
-	}
+	ox, oy := convDepthwiseBlock(j.geom, e.tune, convVectorOf(j.dy, j.x, 8, e.tune) == 8)
+	key := convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
+		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused, ox: int8(ox), oy: int8(oy)}
+	vw := convVectorOf(j.dy, j.x, ox, e.tune)
+	var err error
 	channels := j.dy.channels
 	if channels > int(lim.MaxComputeWorkGroupCount[0]) {
 		return fmt.Errorf("%w: %s: %d channels exceed the device's workgroup count", ErrDeviceLimit, e.label, channels)
@@ -2304,6 +2332,15 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 		pc.XBase = xb + uint32(j.x.y0*j.x.stride()+j.x.x0)
 		pc.Batches = uint32(cnt)
 		pc.WBase, pc.BBase = wBase, bBase
+		k := key
+		if vw > 1 && pc.DyBase%uint32(vw) == 0 && pc.XBase%uint32(vw) == 0 {
+			w := int32(vw)
+			k.vw, k.phase = int8(vw), int8(((pc.FirstX%w)+w)%w)
+		}
+		pl, err := e.pipeline(k)
+		if err != nil {
+			return err
+		}
 		if slots > 1 {
 			pc.WBase = pb + uint32(p*splits*channels*khw)
 			pc.BBase = bBase + uint32(p*splits*channels)
