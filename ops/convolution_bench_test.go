@@ -53,6 +53,9 @@ func convBenchShapes() []convBenchShape {
 		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
 		// MobileNet's 14x14 depthwise layers: rows of 14, not quads.
 		{"depthwise3x3-512-14", 32, 512, 14, 14, 512, 3, 1, 1, 512, false},
+		// MobileNetV2's last depthwise layers: 7x7 planes, a block of 4
+		// rows covers half of one.
+		{"depthwise3x3-960-7", 32, 960, 7, 7, 960, 3, 1, 1, 960, false},
 		{"vgg3x3-128", 16, 128, 112, 112, 128, 3, 1, 1, 1, false},
 		{"lenet-conv1-b64", 64, 1, 28, 28, 6, 5, 1, 0, 1, false},
 		{"lenet-conv2-b64", 64, 6, 12, 12, 16, 5, 1, 0, 1, false},

@@ -2264,10 +2264,11 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 		return fmt.Errorf("%w: %s: %d channels exceed the device's workgroup count", ErrDeviceLimit, e.label, channels)
 	}
 	khw := int(j.geom[0] * j.geom[1])
-	pixels := j.dy.w * j.dy.h
+	items := ((j.dy.w + ox - 1) / ox) * ((j.dy.h + oy - 1) / oy) // blocks of a dy plane
 	parts := (j.batches + nb - 1) / nb
-	// Workgroups of 64: aim at twice the fill of the bias sums'.
-	splits := min(nb, max(1, 2*convFill(lim, e.tune)/max(channels, 1)), max(1, nb*pixels/(4*local)), int(lim.MaxComputeWorkGroupCount[1]))
+	// Workgroups of 64: aim at twice the fill of the bias sums', with a
+	// block for every invocation.
+	splits := min(nb, max(1, 2*convFill(lim, e.tune)/max(channels, 1)), max(1, nb*items/local), int(lim.MaxComputeWorkGroupCount[1]))
 	if e.tune.Splits > 0 {
 		splits = min(e.tune.Splits, nb)
 	}
