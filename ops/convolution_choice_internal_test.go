@@ -499,6 +499,34 @@ func TestConvDepthwiseStripAndVector(t *testing.T) {
 			t.Errorf("%s: block %dx%d, want %dx%d", c.name, ox, oy, c.ox, c.oy)
 		}
 	}
+	// Forwards take fewer rows where blocks of 4 would leave fewer than
+	// 3072 invocations a multiprocessor; weight gradients where two
+	// blocks do not fit a plane. The shapes of run 4 of
+	// bench/results/h200-2026-11-28-s3 on 132 multiprocessors.
+	h200 := vk.Limits{ComputeUnits: 132}
+	for _, c := range []struct {
+		name           string
+		channels, size int
+		tune           ConvolutionTuning
+		oy, woy        int
+	}{
+		{"56x56", 256, 56, ConvolutionTuning{}, 4, 4},
+		{"14x14", 512, 14, ConvolutionTuning{}, 2, 4},
+		{"7x7", 960, 7, ConvolutionTuning{}, 1, 2},
+		{"3x3", 64, 3, ConvolutionTuning{}, 1, 1},
+		{"7x7 dwrows=4", 960, 7, ConvolutionTuning{DepthwiseRows: 4}, 4, 4},
+		{"56x56 on 1024 multiprocessors", 256, 56, ConvolutionTuning{ComputeUnits: 1024}, 2, 4},
+	} {
+		out := convRegion{im: &Image{w: c.size, h: c.size, cTotal: c.channels}, channels: c.channels, w: c.size, h: c.size}
+		j := &convImageGemm{geom: geom(3, 1, 1), batches: 32, in: out, out: out}
+		if ox, oy := convDepthwiseStrip(j, h200, c.tune); ox != 4 || oy != c.oy {
+			t.Errorf("%s: forward block %dx%d, want 4x%d", c.name, ox, oy, c.oy)
+		}
+		_, oy := convDepthwiseBlock(j.geom, c.tune, false)
+		if got := convDepthwiseWeightsRows(oy, c.size, c.tune); got != c.woy {
+			t.Errorf("%s: weight-gradient rows %d, want %d", c.name, got, c.woy)
+		}
+	}
 	regionOf := func(f Format, w, h, x0, rw int) convRegion {
 		return convRegion{im: &Image{w: w, h: h, cTotal: 3, format: f}, channels: 3, x0: x0, w: rw, h: h}
 	}

@@ -159,7 +159,9 @@ type ConvolutionTuning struct {
 	// DepthwiseRows (dwrows): the rows of such strips each invocation
 	// of a depthwise convolution computes at a time, sharing the input
 	// rows their windows overlap on, 1..8, where the block's values fit
-	// its registers (default 4 at stride 1, else 1).
+	// its registers (default at stride 1: 4, halved while a forward's
+	// blocks would number under 3072 a multiprocessor or two of a weight
+	// gradient's would not fit a plane; else 1).
 	DepthwiseRows int
 	// NoDepthwiseVectors (dwvec=0): depthwise convolutions load and store
 	// single values, also where their images' rows allow quads or pairs

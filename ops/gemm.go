@@ -1348,7 +1348,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 	}
 	if j.depthwise {
 		choice = convChoice{path: convPathDepthwise}
-		ox, oy := convDepthwiseStrip(j, e.tune)
+		ox, oy := convDepthwiseStrip(j, lim, e.tune)
 		key.shader, key.tile, key.flip, key.mult, key.ox, key.oy = spirv.ConvolutionDepthwise, -1, j.flip, int32(j.mult), int8(ox), int8(oy)
 		lx, ly, lz := localSize(lim, (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy, j.batches*j.out.channels)
 		key.local, key.ly, key.lz = int32(lx), int16(ly), int16(lz)
@@ -1742,12 +1742,47 @@ type convDepthwisePush struct {
 }
 
 // convDepthwiseStrip returns the outputs per invocation of the depthwise
-// kernel of j: see convDepthwiseBlock. Its strips are 4 wide also where
-// float16 rows would load 8 values at a time: on an H200 (run 2 of
-// bench/results/h200-2026-11-28-s3) 32x256x56x56 3x3 forwards took 53.3
-// us on strips of 8 (47.6 on 3 rows of them) and 47.5 on strips of 4.
-func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
-	return convDepthwiseBlock(j.geom, t, false)
+// kernel of j: convDepthwiseBlock's, with fewer rows (4, 2, 1) where
+// blocks of 4 rows would leave the dispatch fewer than
+// convDepthwiseMinBlocks invocations, unless t sets the rows. Its strips
+// are 4 wide also where float16 rows would load 8 values at a time: on
+// an H200 (run 2 of bench/results/h200-2026-11-28-s3) 32x256x56x56 3x3
+// forwards took 53.3 us on strips of 8 (47.6 on 3 rows of them) and 47.5
+// on strips of 4.
+func convDepthwiseStrip(j *convImageGemm, lim vk.Limits, t ConvolutionTuning) (ox, oy int) {
+	ox, oy = convDepthwiseBlock(j.geom, t, false)
+	if t.DepthwiseRows == 0 {
+		blocks := func(oy int) int {
+			return j.batches * j.out.channels * ((j.out.w + ox - 1) / ox) * ((j.out.h + oy - 1) / oy)
+		}
+		for oy > 1 && blocks(oy) < convDepthwiseMinBlocks(lim, t) {
+			oy /= 2
+		}
+	}
+	return ox, oy
+}
+
+// convDepthwiseMinBlocks is the invocations a depthwise forward keeps at
+// least when its blocks take several rows: 3072 a multiprocessor, about
+// 1.5 times what each holds at once. On an H200 (run 4 of
+// bench/results/h200-2026-11-28-s3), float32 / float16, us, rows 4 / 2 /
+// 1 (invocations): 32x256x56x56 63.6 / 61.0 / 73.0 and 47.6 / 57.2 / 74.3
+// (1.6M at 4 rows); 32x512x14x14 17.4 / 15.8 / 14.2 and 13.5 / 12.3 /
+// 14.4 (459k at 2 rows, 405k wanted); MobileNetV2's 32x960x7x7 19.8 /
+// 16.3 / 11.4 and 16.6 / 12.3 / 9.5 (246k at 2 rows, 430k at 1).
+func convDepthwiseMinBlocks(lim vk.Limits, t ConvolutionTuning) int { return 3072 * gemmUnits(lim, t) }
+
+// convDepthwiseWeightsRows returns the dy rows of a depthwise weight
+// gradient's blocks: convDepthwiseBlock's oy, halved until two blocks
+// fit a plane of h rows, unless t sets the rows. On an H200 (run 4 of
+// bench/results/h200-2026-11-28-s3), float32 / float16, us, rows 4 / 2 /
+// 1: 32x512x14x14 16.6 / 18.4 / 19.6 and 16.2 / 18.2 / 19.9;
+// 32x960x7x7 18.8 / 16.0 / 15.4 and 16.3 / 14.1 / 15.6.
+func convDepthwiseWeightsRows(oy, h int, t ConvolutionTuning) int {
+	for t.DepthwiseRows == 0 && oy > 1 && 2*oy > h {
+		oy /= 2
+	}
+	return oy
 }
 
 // convDepthwiseBlock returns the block of outputs (of dy pixels for the
@@ -1756,8 +1791,10 @@ func convDepthwiseStrip(j *convImageGemm, t ConvolutionTuning) (ox, oy int) {
 // row for the OY rows whose windows overlap on it. OX is 8 where oct
 // (float16 rows that load 8 values at a time), else 4, or
 // t.DepthwiseStrip, where the strip's input span (SEG) stays within
-// maxSeg; OY is 4 where the stride is 1, else 1, or t.DepthwiseRows,
-// where the block's OX * OY values stay within maxSeg.
+// maxSeg; OY is 4 where the stride is 1 (which the forward and the weight
+// gradient lower for small images: convDepthwiseStrip,
+// convDepthwiseWeightsRows), else 1, or t.DepthwiseRows, where the
+// block's OX * OY values stay within maxSeg.
 func convDepthwiseBlock(geom [6]int32, t ConvolutionTuning, oct bool) (ox, oy int) {
 	ox, oy = 4, 1
 	if geom[3] == 1 {
@@ -2255,6 +2292,7 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 	local := convDepthwiseLocal
 	fused := j.db != nil && j.biasFrom == j.dy // the bias sums come with the weights'
 	ox, oy := convDepthwiseBlock(j.geom, e.tune, convVectorOf(j.dy, j.x, 8, e.tune) == 8)
+	oy = convDepthwiseWeightsRows(oy, j.dy.h, e.tune)
 	key := convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
 		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused, ox: int8(ox), oy: int8(oy)}
 	vw := convVectorOf(j.dy, j.x, ox, e.tune)
