@@ -368,7 +368,7 @@ func TestConvolutionDepthwiseVectors(t *testing.T) {
 		{"width 10 pad 2 float16", convCase{d: desc(5, 2, 4, 1, 1), n: 2, h: 6, w: 10, pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 2}}, true, 2},
 		{"odd width", convCase{d: desc(3, 3, 3, 1, 1), n: 2, h: 7, w: 13, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}, false, 1},
 	}
-	for _, text := range []string{"", "dwstrip=8", "dwvec=0", "dwstrip=2", "dwstrip=8,dwvec=0", "dwstrip=5"} {
+	for _, text := range []string{"", "dwstrip=8", "dwvec=0", "dwstrip=2", "dwstrip=8,dwvec=0", "dwstrip=5", "dwexact=1,dwrows=2"} {
 		tu, err := ops.ParseConvolutionTuning(text)
 		require.NoError(t, err)
 		for _, c := range cases {

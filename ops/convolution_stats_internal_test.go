@@ -61,6 +61,23 @@ func TestConvPipelineStatistics(t *testing.T) {
 			named{"Winograd weight-gradient products, quad stores " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecC: true}},
 			named{"Winograd weight-gradient products, channels fastest " + tile.cfg.String(), convPipeKey{shader: spirv.ConvolutionWinogradGemm, tile: int8(i), local: local, modeA: 1, vecA: true, vecB: true, vecC: true, cf: true}})
 	}
+	// The depthwise kernels of a 3x3 layer on blocks of 4 x 4 outputs
+	// (quads; 8 halves a load for the float16 weight gradient's strips
+	// of 8), 16 x 16 workgroups for the forward.
+	for _, f16 := range []bool{false, true} {
+		if f16 && !dev.Limits().Float16Storage {
+			continue
+		}
+		wox, wvw := int8(4), int8(4)
+		if f16 {
+			wox, wvw = 8, 8
+		}
+		keys = append(keys,
+			named{fmt.Sprintf("depthwise forward f16=%v", f16), convPipeKey{shader: spirv.ConvolutionDepthwise, f16: f16, tile: -1, local: 16, ly: 16, lz: 1,
+				geom: geom, mult: 1, ox: 4, oy: 4, vw: 4, phase: 3}},
+			named{fmt.Sprintf("depthwise weight gradient f16=%v", f16), convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: f16, tile: -1,
+				local: convDepthwiseLocal, geom: geom, mult: 1, bias: true, ox: wox, oy: 4, vw: wvw, phase: wvw - 1}})
+	}
 	keys = append(keys, named{"small-channel gather 7x7/2", convPipeKey{shader: spirv.ConvolutionDataSmall, tile: -1, local: 32, ly: 8, lz: 1,
 		geom: [6]int32{7, 7, 2, 2, 1, 1}, ox: 8, cin: 3}})
 	for i := range convCoopTiles {

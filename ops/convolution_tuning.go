@@ -167,6 +167,11 @@ type ConvolutionTuning struct {
 	// single values, also where their images' rows allow quads or pairs
 	// (the default there; the same values and sums).
 	NoDepthwiseVectors bool
+	// DepthwiseExactGroups (dwexact=1): depthwise forwards size their
+	// workgroups to a plane's strips and rows exactly (14 x 14 for 14
+	// strips of 14 rows) rather than to powers of two (16 x 16), planes
+	// stacked to about 256 invocations.
+	DepthwiseExactGroups bool
 	// NoWinogradQuads (winoquads=0): the Winograd products on the tiles
 	// store their results value by value, also where their rows allow
 	// quads (the default there: one 16-byte store per 4 neighbouring
@@ -329,6 +334,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoDepthwiseVectors {
 		parts = append(parts, "dwvec=0")
 	}
+	if t.DepthwiseExactGroups {
+		parts = append(parts, "dwexact=1")
+	}
 	if t.Im2col {
 		parts = append(parts, "im2col=1")
 	}
@@ -357,7 +365,7 @@ func (t ConvolutionTuning) String() string {
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), tapsplit, col2im, im2col and winoxhalf (1:
+// on, the default; 0: off), dwexact (1: on), tapsplit, col2im, im2col and winoxhalf (1:
 // always, 0: never), dwstrip and dwrows (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
@@ -458,6 +466,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.WinogradCoopMat, t.NoWinogradCoopMat = n == 1, n == 0
 			}
+		case k == "dwexact":
+			if err = flag(); err == nil {
+				t.DepthwiseExactGroups = n == 1
+			}
 		case k == "dwstrip", k == "dwrows":
 			if n < 1 || n > 8 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=%d: want 1..8", ErrTuning, k, n)
@@ -477,7 +489,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.ComputeUnits = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -1350,7 +1350,11 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		choice = convChoice{path: convPathDepthwise}
 		ox, oy := convDepthwiseStrip(j, lim, e.tune)
 		key.shader, key.tile, key.flip, key.mult, key.ox, key.oy = spirv.ConvolutionDepthwise, -1, j.flip, int32(j.mult), int8(ox), int8(oy)
-		lx, ly, lz := localSize(lim, (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy, j.batches*j.out.channels)
+		sizer := localSize
+		if e.tune.DepthwiseExactGroups {
+			sizer = localSizeExact
+		}
+		lx, ly, lz := sizer(lim, (j.out.w+ox-1)/ox, (j.out.h+oy-1)/oy, j.batches*j.out.channels)
 		key.local, key.ly, key.lz = int32(lx), int16(ly), int16(lz)
 	} else if e.useSmall(j) {
 		choice = convChoice{path: convPathSmall}

@@ -31,6 +31,11 @@ func TestPoolPipelineStatistics(t *testing.T) {
 		{"max 3x3/2 112", Geometry{3, 3, 2, 2, 1, 1}, 112, 1, KindMax, 56},
 		{"max 2x2/2 56", Geometry{2, 2, 2, 2, 1, 1}, 56, 0, KindMax, 28},
 		{"dilated 3x3/2 d2 112", Geometry{3, 3, 2, 2, 2, 2}, 112, 1, KindDilatedMax, 56},
+		// 1x1 windows: a load and a store per value, the three kinds side
+		// by side (run 3 of bench/results/h200-2026-11-28-s3 timed them).
+		{"max 1x1 56", Geometry{1, 1, 1, 1, 1, 1}, 56, 0, KindMax, 56},
+		{"avg 1x1 56", Geometry{1, 1, 1, 1, 1, 1}, 56, 0, KindAverage, 56},
+		{"l2 1x1 56", Geometry{1, 1, 1, 1, 1, 1}, 56, 0, KindL2Norm, 56},
 	}
 	for _, ts := range tunings {
 		tune, err := ParseTuning(ts)
@@ -46,6 +51,9 @@ func TestPoolPipelineStatistics(t *testing.T) {
 				ps.setTuning(tune)
 				src := &Image{w: sh.w, format: f}
 				for _, pass := range []passKind{passValues, passArgmax} {
+					if pass == passArgmax && !sh.kind.IsMax() {
+						continue
+					}
 					k := ps.key(pass, EdgeClamp, src, passTarget{dstW: sh.destWidth, w: sh.destWidth, h: sh.destWidth, z: 64, firstSrcCol: -sh.pad})
 					p, err := ps.pipeline(k)
 					if err != nil {

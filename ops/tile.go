@@ -154,6 +154,17 @@ func localSizeFor(target int, lim vk.Limits, w, h, z int) (lx, ly, lz int) {
 	return lx, ly, lz
 }
 
+// localSizeExact is localSize with x and y the grid's own w and h where
+// they fit (14 x 14 for a grid of 14 x 14, not 16 x 16), and planes
+// stacked along z up to workgroupTarget invocations.
+func localSizeExact(lim vk.Limits, w, h, z int) (lx, ly, lz int) {
+	total := min(workgroupTarget, int(lim.MaxComputeWorkGroupInvocations))
+	lx = max(1, min(w, 32, total, int(lim.MaxComputeWorkGroupSize[0])))
+	ly = max(1, min(h, total/lx, int(lim.MaxComputeWorkGroupSize[1])))
+	lz = max(1, min(z, total/(lx*ly), int(lim.MaxComputeWorkGroupSize[2]), 64))
+	return lx, ly, lz
+}
+
 // maxSeg bounds the source columns one strip's windows span, SEG in the
 // shader, so its row of values stays in registers.
 const maxSeg = 40
