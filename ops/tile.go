@@ -156,7 +156,12 @@ func localSizeFor(target int, lim vk.Limits, w, h, z int) (lx, ly, lz int) {
 
 // localSizeExact is localSize with x and y the grid's own w and h where
 // they fit (14 x 14 for a grid of 14 x 14, not 16 x 16), and planes
-// stacked along z up to workgroupTarget invocations.
+// stacked along z up to workgroupTarget invocations: the depthwise
+// forwards' under ConvolutionTuning.DepthwiseExactGroups. Not their
+// default: on an H200 (run 6 of bench/results/h200-2026-11-28-s3) it
+// took float16 32x256x56x56 3x3 forwards from 47.5 to 46.8 us and the
+// 7x7 layer's from 9.5 to 9.1, but the float32 data gradient at 56x56
+// from 58.1 to 63.8.
 func localSizeExact(lim vk.Limits, w, h, z int) (lx, ly, lz int) {
 	total := min(workgroupTarget, int(lim.MaxComputeWorkGroupInvocations))
 	lx = max(1, min(w, 32, total, int(lim.MaxComputeWorkGroupSize[0])))
