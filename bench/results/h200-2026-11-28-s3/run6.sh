@@ -24,7 +24,7 @@ s stats
 (cd ops && VKMPS_POOL_STATS=1 timeout 120 $B/ops.test -test.run TestPoolPipelineStatistics -test.v > $o/pool_stats.txt 2>&1)
 s pool
 for t in "" ox=8,vw=8; do
-  VKMPS_TUNE=$t timeout 60 $B/vkmps bench --ops avg,max,l2 --argmax=false --dtype float32,float16 --shapes '32,256,56,56,1,1,0;32,64,112,112,3,2,1' --warmup 30ms --iters 10 --repeat 2 --copy-mib 50 > $o/pool_${t:-default}.txt 2>&1
+  VKMPS_TUNE=$t timeout 60 $B/vkmps bench --ops avg,max,l2 --argmax=false --dtype float32,float16 --shapes '32,256,56,56,1,1,0;32,64,112,112,3,2,1' --warmup 30ms --iters 10 --repeat 2 --copy-mib 50 > $o/pool_$t.txt 2>&1
 done
 s done
 grep -A2 "depthwise" $o/conv_stats.txt | grep -i "register\|depthwise" | head -20; cat $o/log.txt
