@@ -74,8 +74,11 @@ struct Strip {
 bool stripPlane(inout Strip p, int z) {
 	uint plane = gl_GlobalInvocationID.z * uint(PZ) + uint(z);
 	if (plane >= pc.planes) return false;
-	p.n = plane / pc.channels;
-	p.c = plane % pc.channels;
+	uint ch = pc.channels;
+	uvec2 nc = planeSplit(plane, ch, pc.srcBatch == ch * pc.srcPlane && pc.dstBatch == ch * pc.dstPlane &&
+	                                     pc.amBatch == ch * pc.amPlane && pc.dyBatch == ch * pc.dyPlane);
+	p.n = nc.x;
+	p.c = nc.y;
 	p.srcOff = pc.srcBase + p.n * pc.srcBatch + p.c * pc.srcPlane;
 	ivec2 d = pc.clipOrigin + p.o;
 	p.dstIdx = pc.dstBase + p.n * pc.dstBatch + p.c * pc.dstPlane + uint(d.y) * pc.dstWidth + uint(d.x);

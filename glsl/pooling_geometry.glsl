@@ -24,3 +24,14 @@ int counted(int s, int k, int d, int lo, int hi) {
 	int t1 = min(k - 1, floorDiv(hi - 1 - s, d));
 	return max(0, t1 - t0 + 1);
 }
+
+// planeSplit returns (n, c) of plane = n*channels + c, the batch image and
+// channel whose buffers' offsets are n*batch + c*size; where every buffer
+// the pass uses has batch == channels*size (dense: the dispatch covers
+// whole images), (0, plane) gives the same offsets without the division
+// (a uniform branch), which costs a float16 pass's invocations a share of
+// their time.
+uvec2 planeSplit(uint plane, uint channels, bool dense) {
+	if (dense) return uvec2(0u, plane);
+	return uvec2(plane / channels, plane % channels);
+}

@@ -117,6 +117,13 @@ bool cellOf(out Cell c) {
 	return cellPlane(c, 0);
 }
 
+// gradDense reports whether dy, aux and dx all hold whole images of the
+// dispatch's channels (planeSplit).
+bool gradDense() {
+	uint ch = pc.channels;
+	return pc.dyBatch == ch * pc.dyPlane && pc.auxBatch == ch * pc.auxPlane && pc.dxBatch == ch * pc.dxPlane;
+}
+
 // cellPlane points c's offsets at plane z of its invocation's PZ planes
 // (gl_GlobalInvocationID.z * PZ + z); false past the dispatch's planes.
 // The windows and pixels of a strip are the same on every plane, so an
@@ -124,7 +131,8 @@ bool cellOf(out Cell c) {
 bool cellPlane(inout Cell c, int z) {
 	uint plane = gl_GlobalInvocationID.z * uint(PZ) + uint(z);
 	if (plane >= pc.planes) return false;
-	uint n = plane / pc.channels, ch = plane % pc.channels;
+	uvec2 nc = planeSplit(plane, pc.channels, gradDense());
+	uint n = nc.x, ch = nc.y;
 	c.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
 	c.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
 	c.dxOff = pc.dxBase + n * pc.dxBatch + ch * pc.dxPlane;
@@ -248,7 +256,8 @@ bool pixOf(out Pix q) {
 	uint plane = gl_GlobalInvocationID.z;
 	if (r.x >= pc.clipSize.x || r.y >= pc.clipSize.y || plane >= pc.planes) return false;
 	q.p = pc.clipOrigin + r;
-	uint n = plane / pc.channels, ch = plane % pc.channels;
+	uvec2 nc = planeSplit(plane, pc.channels, gradDense());
+	uint n = nc.x, ch = nc.y;
 	q.dyOff = pc.dyBase + n * pc.dyBatch + ch * pc.dyPlane;
 	q.auxOff = pc.auxBase + n * pc.auxBatch + ch * pc.auxPlane;
 	q.dxOff = pc.dxBase + n * pc.dxBatch + ch * pc.dxPlane;

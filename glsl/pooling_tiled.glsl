@@ -68,8 +68,11 @@ bool tileOf(out Tile t) {
 	t.x0 = int(wg % tilesX) * TW;
 	t.y0 = int(wg / tilesX) * TH;
 	uint plane = gl_WorkGroupID.z;
-	t.n = plane / pc.channels;
-	t.c = plane % pc.channels;
+	uint ch = pc.channels;
+	uvec2 nc = planeSplit(plane, ch, pc.srcBatch == ch * pc.srcPlane && pc.dstBatch == ch * pc.dstPlane &&
+	                                     pc.amBatch == ch * pc.amPlane && pc.dyBatch == ch * pc.dyPlane);
+	t.n = nc.x;
+	t.c = nc.y;
 	t.srcOff = pc.srcBase + t.n * pc.srcBatch + t.c * pc.srcPlane;
 	t.dstOff = pc.dstBase + t.n * pc.dstBatch + t.c * pc.dstPlane;
 	t.in0 = pc.offset + ivec2(SX * t.x0, SY * t.y0) - ivec2(KEX / 2, KEY / 2);
