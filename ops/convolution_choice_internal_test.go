@@ -527,6 +527,45 @@ func TestConvDepthwiseStripAndVector(t *testing.T) {
 			t.Errorf("%s: weight-gradient rows %d, want %d", c.name, got, c.woy)
 		}
 	}
+	// Weight gradients split the batch to twice the bias sums' fill of
+	// workgroups, but no further than a block for every invocation: 7x7
+	// planes on 64 channels hold 8 blocks of 4 x 2, so 32 images split 4
+	// ways (64 invocations a workgroup, 64 blocks a split), not the 6 that
+	// pixels over 4 gave.
+	for _, c := range []struct {
+		name                   string
+		channels, items        int
+		tune                   ConvolutionTuning
+		wantSplits, wantChunks int
+	}{
+		{"56x56 256 channels", 256, 14 * 14, ConvolutionTuning{}, 8, 4},
+		{"14x14 512 channels", 512, 4 * 4, ConvolutionTuning{}, 4, 8},
+		{"7x7 960 channels", 960, 2 * 4, ConvolutionTuning{}, 2, 16},
+		{"7x7 64 channels", 64, 2 * 4, ConvolutionTuning{}, 4, 8},
+		{"splits=5", 64, 2 * 4, ConvolutionTuning{Splits: 5}, 5, 7},
+	} {
+		lim := h200
+		lim.MaxComputeWorkGroupCount = [3]uint32{65535, 65535, 65535}
+		if s, k := convDepthwiseWeightsSplits(lim, c.tune, 32, c.channels, c.items); s != c.wantSplits || k != c.wantChunks {
+			t.Errorf("%s: %d splits of %d images, want %d of %d", c.name, s, k, c.wantSplits, c.wantChunks)
+		}
+	}
+	// Exact workgroups (dwexact=1) take a grid's own width and height and
+	// stack planes up to 256 invocations; localSize rounds to powers of two.
+	lim := vk.Limits{MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeWorkGroupInvocations: 1024}
+	for _, c := range []struct{ w, h, z, lx, ly, lz, px, py, pz int }{
+		{14, 14, 8192, 14, 14, 1, 16, 16, 1},
+		{4, 7, 16384, 4, 7, 9, 4, 8, 8},
+		{2, 7, 30720, 2, 7, 18, 2, 8, 16},
+		{40, 3, 5, 32, 3, 2, 32, 4, 2},
+	} {
+		if lx, ly, lz := localSizeExact(lim, c.w, c.h, c.z); lx != c.lx || ly != c.ly || lz != c.lz {
+			t.Errorf("exact %dx%dx%d: %dx%dx%d, want %dx%dx%d", c.w, c.h, c.z, lx, ly, lz, c.lx, c.ly, c.lz)
+		}
+		if lx, ly, lz := localSize(lim, c.w, c.h, c.z); lx != c.px || ly != c.py || lz != c.pz {
+			t.Errorf("powers of two %dx%dx%d: %dx%dx%d, want %dx%dx%d", c.w, c.h, c.z, lx, ly, lz, c.px, c.py, c.pz)
+		}
+	}
 	regionOf := func(f Format, w, h, x0, rw int) convRegion {
 		return convRegion{im: &Image{w: w, h: h, cTotal: 3, format: f}, channels: 3, x0: x0, w: rw, h: h}
 	}

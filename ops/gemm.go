@@ -2291,6 +2291,21 @@ func convDepthwiseWeightsFit(lim vk.Limits, geom [6]int32) bool {
 	return uint32((geom[0]*geom[1]+1)*convDepthwiseLocal*4) <= lim.MaxComputeSharedMemorySize
 }
 
+// convDepthwiseWeightsSplits returns the splits of nb batch images a
+// depthwise weight gradient of channels workgroups of convDepthwiseLocal
+// invocations runs in, and the images per split: twice the fill of the
+// bias sums' in workgroups, but no more than leave every invocation a
+// block of the items a dy plane holds; t.Splits where set.
+func convDepthwiseWeightsSplits(lim vk.Limits, t ConvolutionTuning, nb, channels, items int) (splits, chunk int) {
+	splits = min(nb, max(1, 2*convFill(lim, t)/max(channels, 1)), max(1, nb*items/convDepthwiseLocal), int(lim.MaxComputeWorkGroupCount[1]))
+	if t.Splits > 0 {
+		splits = min(t.Splits, nb)
+	}
+	splits = max(splits, 1)
+	chunk = (nb + splits - 1) / splits
+	return (nb + chunk - 1) / chunk, chunk
+}
+
 func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeightsGemm, spans []span, chans []int, nb int, wr vk.BufferRange, wBase uint32) error {
 	lim := e.dev.Limits()
 	local := convDepthwiseLocal
@@ -2300,7 +2315,6 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 	key := convPipeKey{shader: spirv.ConvolutionDepthwiseWeights, f16: j.dy.im.format == Float16, tile: -1,
 		local: int32(local), geom: j.geom, mult: int32(j.mult), bias: fused, ox: int8(ox), oy: int8(oy)}
 	vw := convVectorOf(j.dy, j.x, ox, e.tune)
-	var err error
 	channels := j.dy.channels
 	if channels > int(lim.MaxComputeWorkGroupCount[0]) {
 		return fmt.Errorf("%w: %s: %d channels exceed the device's workgroup count", ErrDeviceLimit, e.label, channels)
@@ -2308,21 +2322,14 @@ func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeights
 	khw := int(j.geom[0] * j.geom[1])
 	items := ((j.dy.w + ox - 1) / ox) * ((j.dy.h + oy - 1) / oy) // blocks of a dy plane
 	parts := (j.batches + nb - 1) / nb
-	// Workgroups of 64: aim at twice the fill of the bias sums', with a
-	// block for every invocation.
-	splits := min(nb, max(1, 2*convFill(lim, e.tune)/max(channels, 1)), max(1, nb*items/local), int(lim.MaxComputeWorkGroupCount[1]))
-	if e.tune.Splits > 0 {
-		splits = min(e.tune.Splits, nb)
-	}
-	splits = max(splits, 1)
-	chunk := (nb + splits - 1) / splits
-	splits = (nb + chunk - 1) / chunk
+	splits, chunk := convDepthwiseWeightsSplits(lim, e.tune, nb, channels, items)
 	slots := parts * splits
 	scratch := 0
 	if slots > 1 {
 		scratch = slots * channels * (khw + 1)
 	}
 	var bias convBiasPlan
+	var err error
 	if j.db != nil && !fused {
 		if bias, err = e.planBias(j); err != nil {
 			return err
