@@ -68,8 +68,10 @@
 // lives in one arena buffer, placed first-fit when its node runs and freed
 // after the last node that reads it, so images whose lifetimes do not
 // overlap share memory (MemoryPlan gives the peak); the convolution-family
-// kernels share one ops.ConvolutionScratch (Executor.ScratchSize; unless
-// CompileOptions.ScratchPerKernel). Executor.Run records the
+// kernels share two ops.ConvolutionScratch, the weight gradients' and the
+// others' (Executor.ScratchSize; unless CompileOptions.ScratchPerKernel),
+// and each weight gradient is recorded a node later than it was made, so
+// that its work runs beside the next node's. Executor.Run records the
 // whole graph into one command buffer on its first call, with only the
 // barriers the hazards need, and replays it afterwards: exactly one queue
 // submission per run, also on discrete GPUs, where inputs and outputs move

@@ -84,11 +84,14 @@ type CompileOptions struct {
 	Resident []string
 	// ScratchPerKernel gives every convolution-family kernel its own
 	// scratch for its intermediate sums (split-K partial sums, Winograd
-	// transforms). By default they share one ops.ConvolutionScratch, as
-	// large as the largest need rather than the sum of all (ResNet-18's
+	// transforms). By default the weight gradients share one
+	// ops.ConvolutionScratch and the other kernels another, each as large
+	// as the largest need rather than the sum of all (ResNet-18's
 	// training step at batch 8 on 224x224: 1.5 GB of device memory with a
 	// scratch per kernel, against its 0.26 GB arena of images); sharing
-	// orders kernels that touch it one after another.
+	// orders kernels that touch the same scratch one after another, and
+	// two let a weight gradient run beside the nodes recorded next
+	// (deferWeightGradients).
 	ScratchPerKernel bool
 }
 
@@ -135,8 +138,10 @@ type Executor struct {
 	optimizers map[*OptimizerSpec]*compiledOptimizer
 	recording  int
 	// scratch is the convolution-family kernels' shared scratch (nil
-	// with ScratchPerKernel).
-	scratch *ops.ConvolutionScratch
+	// with ScratchPerKernel), weightScratch the weight gradients' (their
+	// own, so that they can run beside the data gradients and the nodes
+	// after them: deferWeightGradients).
+	scratch, weightScratch *ops.ConvolutionScratch
 }
 
 // slot is an input or output with its host-side staging when the device
@@ -205,7 +210,10 @@ func (g *Graph) Compile(dev *vk.Device, opts CompileOptions) (*Executor, error) 
 		return nil, err
 	}
 	if !opts.ScratchPerKernel {
-		if e.scratch, err = ops.NewConvolutionScratch(dev); err != nil {
+		if e.scratch, err = ops.NewConvolutionScratch(dev); err == nil {
+			e.weightScratch, err = ops.NewConvolutionScratch(dev)
+		}
+		if err != nil {
 			e.Close()
 			return nil, err
 		}
@@ -237,7 +245,8 @@ func (g *Graph) sinks() []*Image {
 }
 
 // selectNodes returns the nodes the outputs depend on, in creation order
-// (which is topological: a node is made after its sources' producers).
+// (which is topological: a node is made after its sources' producers),
+// but for the weight gradients, which deferWeightGradients records later.
 func (g *Graph) selectNodes(outs []*Image) ([]*Node, error) {
 	sel := map[*Node]bool{}
 	var visit func(n *Node) error
@@ -274,7 +283,7 @@ func (g *Graph) selectNodes(outs []*Image) ([]*Node, error) {
 			order = append(order, n)
 		}
 	}
-	return order, nil
+	return deferWeightGradients(order), nil
 }
 
 func (e *Executor) shapeOf(im *Image) (ops.ImageDescriptor, bool) {
@@ -624,15 +633,15 @@ func (e *Executor) Shape(name string) (ops.ImageDescriptor, bool) {
 func (e *Executor) Plan() MemoryPlan { return e.plan }
 
 // ScratchSize returns the bytes of device memory the convolution-family
-// kernels' shared scratch holds (split-K partial sums, Winograd
-// transforms): it grows while a run set is first recorded, to the
-// largest need of one kernel. 0 before the first run, and with
+// kernels' two shared scratches hold (split-K partial sums, Winograd
+// transforms): each grows while a run set is first recorded, to the
+// largest need of one of its kernels. 0 before the first run, and with
 // CompileOptions.ScratchPerKernel, whose kernels hold their own.
 func (e *Executor) ScratchSize() uint64 {
 	if e.scratch == nil {
 		return 0
 	}
-	return e.scratch.Size()
+	return e.scratch.Size() + e.weightScratch.Size()
 }
 
 // Device returns the device the executor runs on.
@@ -657,6 +666,9 @@ func (e *Executor) Close() error {
 	}
 	if e.scratch != nil {
 		errs = append(errs, e.scratch.Close())
+	}
+	if e.weightScratch != nil {
+		errs = append(errs, e.weightScratch.Close())
 	}
 	for _, st := range e.steps {
 		if st.state != nil {

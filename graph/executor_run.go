@@ -248,23 +248,28 @@ func (p *Pending) wait(ctx context.Context) (map[string][]float32, error) {
 }
 
 // record encodes the whole run into one command buffer for run set set:
-// input staging copies, every step, output staging copies. Where the
+// input staging copies, every step, output staging copies. Where a
 // shared convolution scratch grew on the way (the first recording), it
 // records again: the first recording's kernels bound the smaller buffers
 // it replaced, which would stay allocated as long as the recording.
 func (e *Executor) record(set int) (*vk.CommandBuffer, error) {
-	var grown uint64
-	if e.scratch != nil {
-		grown = e.scratch.Grown()
-	}
+	grown := e.scratchGrown()
 	cb, err := e.recordOnce(set)
-	if err != nil || e.scratch == nil || e.scratch.Grown() == grown {
+	if err != nil || e.scratch == nil || e.scratchGrown() == grown {
 		return cb, err
 	}
 	if err := cb.Close(); err != nil {
 		return nil, err
 	}
 	return e.recordOnce(set)
+}
+
+// scratchGrown is how often the shared scratches have grown.
+func (e *Executor) scratchGrown() uint64 {
+	if e.scratch == nil {
+		return 0
+	}
+	return e.scratch.Grown() + e.weightScratch.Grown()
 }
 
 // recordOnce is record without the second recording.

@@ -112,7 +112,8 @@ func (b *buildCtx) closer(c interface{ Close() error }) { b.e.closers = append(b
 
 // setupConv gives a convolution-family kernel the compile options'
 // ConvolutionTuning (when it is not the default) and the executor's
-// shared scratch (unless ScratchPerKernel).
+// shared scratch (unless ScratchPerKernel): the weight gradients' own
+// for a weight gradient, else the other kernels'.
 func (b *buildCtx) setupConv(k any) error {
 	ck, ok := k.(interface {
 		SetTuning(ops.ConvolutionTuning) error
@@ -125,6 +126,9 @@ func (b *buildCtx) setupConv(k any) error {
 		if err := ck.SetTuning(t); err != nil {
 			return err
 		}
+	}
+	if _, ok := b.n.op.(*ConvolutionWeightsGradientOp); ok && b.e.weightScratch != nil {
+		return ck.SetScratch(b.e.weightScratch)
 	}
 	if b.e.scratch != nil {
 		return ck.SetScratch(b.e.scratch)

@@ -69,11 +69,12 @@ func TestCompileConvolutionTuning(t *testing.T) {
 	require.ErrorContains(t, err, "Winograd both forced and refused")
 }
 
-// The convolution-family kernels of a graph share one scratch by
-// default: a training step with Winograd convolutions and split-K weight
-// gradients, pipelined over three runs, gives bit for bit the results of
-// a scratch per kernel (ScratchPerKernel), and the shared scratch is
-// used (the kernels' own stay empty: ops's TestConvolutionScratchShared).
+// The convolution-family kernels of a graph share two scratches by
+// default (the weight gradients' and the others'): a training step with
+// Winograd convolutions and split-K weight gradients, pipelined over
+// three runs, gives bit for bit the results of a scratch per kernel
+// (ScratchPerKernel), and the shared scratches are used (the kernels'
+// own stay empty: ops's TestConvolutionScratchShared).
 // The memory saved shows at scale only (the device allocates blocks of
 // 128 MiB): vkmps train synthetic reports it.
 func TestCompileSharedScratch(t *testing.T) {
@@ -97,9 +98,13 @@ func TestCompileSharedScratch(t *testing.T) {
 		pad := graph.ConvolutionOptions{Padding: padding.Explicit(padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, false, false)}
 		d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 8, OutputFeatureChannels: 8,
 			Neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}
+		// c2 and c3 have more channels than c1: the first recording
+		// grows the scratch the forwards share after c1.
+		wide, back := d, d
+		wide.OutputFeatureChannels, back.InputFeatureChannels = 16, 16
 		c1 := must(g.Convolution("c1", xi, d, pad))
-		c2 := must(g.Convolution("c2", c1.Result(), d, pad))
-		c3 := must(g.Convolution("c3", c2.Result(), d, pad))
+		c2 := must(g.Convolution("c2", c1.Result(), wide, pad))
+		c3 := must(g.Convolution("c3", c2.Result(), back, pad))
 		f := must(g.FullyConnected("f", c3.Result(), 8*20*20, 10, ops.NeuronDescriptor{}, graph.ConvolutionOptions{}))
 		loss := must(g.Loss("loss", ops.LossDescriptor{Type: ops.LossSoftmaxCrossEntropy, Reduction: ops.ReductionMean}, f.Result(), li))
 		// Adam: its time step advances once per executed recording, so a
@@ -130,6 +135,10 @@ func TestCompileSharedScratch(t *testing.T) {
 		if !perKernel {
 			// The first recording grew it: the step was recorded again.
 			assert.Positive(t, graph.ScratchGrown(e))
+			// The weight gradients (split K) use theirs, the others theirs.
+			w, o := graph.ScratchSizes(e)
+			assert.Positive(t, w, "the weight gradients' scratch")
+			assert.Positive(t, o, "the other kernels' scratch")
 		}
 		return res
 	}
