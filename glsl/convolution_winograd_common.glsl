@@ -90,6 +90,6 @@ layout(push_constant) uniform Push {
 	uint M, C;       // output and input channels of the GEMMs
 	uint tilesX, tilesY, T;
 	uint uBase, vBase, xBase;
-	uint kChunk;     // weight gradients: tiles per split
-	uint slots;      // weight gradients: partial sums to add
+	uint kChunk;     // weight gradients: tiles per split; products of a convolution: input channels per split (0: one split)
+	uint slots;      // partial sums to add (weight gradients; a convolution's output transform: its products' splits)
 } pc;

@@ -100,12 +100,15 @@ void main() {
 		uRow = pc.uBase + xi * pc.M * pc.T;
 		xRow = pc.xBase + (split * 36u + xi) * pc.M * pc.C;
 	} else {
+		// Split K (kChunk channels a split, 0: one split): split s writes
+		// its partial X at slot s, the output transform adds them.
+		uint chunk = pc.kChunk == 0u ? pc.C : pc.kChunk;
 		gM = pc.M;
 		gN = pc.T;
-		kOff = 0u;
-		kLim = pc.C;
+		kOff = split * chunk;
+		kLim = min(pc.C, kOff + chunk);
 		uRow = pc.uBase + xi * pc.C * pc.M;
-		xRow = pc.xBase + xi * pc.M * pc.T;
+		xRow = pc.xBase + (split * 36u + xi) * pc.M * pc.T;
 	}
 	vRow = pc.vBase + xi * pc.C * pc.T;
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);

@@ -2,7 +2,9 @@
 // The Winograd output transform (see convolution_winograd_common.glsl):
 // one invocation per (tile t, output channel m), x along t, y along m:
 // the tile's 4x4 outputs A^T X A, plus bias[m] (BIAS), through the
-// kernel's neuron, stored where they lie inside the output region.
+// kernel's neuron, stored where they lie inside the output region. With
+// SPLITK, X is the sum of pc.slots partial products (split K) 36*M*T
+// values apart.
 // The "f16half" build reads X as halves (the products' X_HALF, from half
 // 2*xBase) and multiplies them by WINO_X_SCALE.
 // vkmps:variant f16 -DVKMPS_F16
@@ -23,6 +25,8 @@ layout(std430, binding = 3) writeonly buffer Dst4 { ELEM4 dst4[]; };
 
 layout(local_size_x = 64) in;
 layout(constant_id = 14) const bool BIAS = false;
+// SPLITK 1: X is the sum of pc.slots partial products (split K); 0: one.
+layout(constant_id = 24) const uint SPLITK = 0u;
 
 #define NEURON_PRELU(c) prelu[pc.preluBase + (c)]
 #include "neuron.glsl"
@@ -43,6 +47,12 @@ void main() {
 	float x[6][6];
 	[[unroll]] for (int i = 0; i < 6; i++) {
 		[[unroll]] for (int j = 0; j < 6; j++) x[i][j] = X_AT(at0 + uint(i * 6 + j) * step);
+	}
+	// The products' splits of K, added in order.
+	for (uint s = 1u; SPLITK != 0u && s < pc.slots; s++) {
+		[[unroll]] for (int i = 0; i < 6; i++) {
+			[[unroll]] for (int j = 0; j < 6; j++) x[i][j] += X_AT(at0 + (s * 36u + uint(i * 6 + j)) * step);
+		}
 	}
 	// A^T X, column by column, then (A^T X) A row by row.
 	float h[4][6];

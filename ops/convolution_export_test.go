@@ -167,6 +167,17 @@ func ConvLastWinogradWeights(k any) (parts, splits int) {
 	return p[0], p[1]
 }
 
+// ConvLastWinogradSplits returns the splits of the products' k of the
+// last Winograd convolution or data gradient a family kernel encoded.
+func ConvLastWinogradSplits(k any) int {
+	return k.(interface{ engine() *convEngine }).engine().lastWinogradSplits
+}
+
+// WinogradSplits is winogradSplits.
+func WinogradSplits(units, want, wgs, cin, bk int) (splits, chunk int) {
+	return winogradSplits(units, want, wgs, cin, bk)
+}
+
 // SetWinogradScratchMax bounds the Winograd scratch of one part of the
 // batch to n bytes (so that tests run several parts); the returned
 // function restores the bound.

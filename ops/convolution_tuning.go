@@ -72,7 +72,10 @@ type ConvolutionTuning struct {
 	// that would give multiprocessors fewer than two workgroups of the
 	// 64x128 tile, which run on it in 2 splits; on cooperative matrices
 	// split where their tiles would leave multiprocessors idle; the
-	// phases by tap, see TapSplit).
+	// phases by tap, see TapSplit; the Winograd products of a convolution
+	// or data gradient on the float32 tiles over the input channels,
+	// doubled while they would give multiprocessors fewer than five
+	// workgroups, each split 128 channels or more).
 	Splits int
 	// ComputeUnits (units): the multiprocessors the choice spreads work
 	// over, 1..65536 (default: vk.Limits.ComputeUnits where the device

@@ -19,9 +19,12 @@ import (
 //   - source: V = B^T d B per 6x6 source block (tile) and channel;
 //   - products: 36 GEMMs X[xi] = U[xi]^T V[xi] over the channels, on
 //     gemm.glsl's tiles (gemmTiles, chosen by gemmCost at the products'
-//     rates, z = 36);
-//   - outputs: A^T X A per tile and output channel, plus the bias,
-//     through the fused neuron, stored where inside the output region.
+//     rates, z = 36), their k split over the input channels where they
+//     would leave multiprocessors few workgroups (winogradSplits: z = 36
+//     x splits, one partial X per split);
+//   - outputs: A^T X A per tile and output channel (X the sum of the
+//     splits' partial products), plus the bias, through the fused
+//     neuron, stored where inside the output region.
 //
 // U, V and X are float32 in the engine's scratch image, which grows to
 // hold them; batch images go through in parts so that the scratch stays
@@ -120,6 +123,9 @@ type convWinogradPlan struct {
 	coop  bool
 	ctile int
 	emu   bool
+	// splits of the products' k (the input channels), chunk channels
+	// each: X holds a partial sum per split (winogradSplits).
+	splits, chunk int
 	// Scratch layout, in float32 slots: U, V, X from uOff, vOff, xOff;
 	// total.
 	uOff, vOff, xOff, total int
@@ -139,7 +145,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		return convWinogradPlan{}, false
 	}
 	lim := e.dev.Limits()
-	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4}
+	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4, splits: 1}
 	if c, ok := e.winogradCoop(j.m, false, j.out.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
 	}
@@ -152,7 +158,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		tiles := nb * p.tx * p.ty
 		p.uOff, p.vOff = 0, up((winogradTaps*j.cinG*j.m+per-1)/per)
 		p.xOff = p.vOff + up((winogradTaps*j.cinG*tiles+per-1)/per)
-		p.total = p.xOff + winogradTaps*j.m*tiles
+		p.total = p.xOff + p.splits*winogradTaps*j.m*tiles
 		return p.total
 	}
 	p.part = largest(j.batches, func(nb int) bool { return layout(nb) <= room })
@@ -168,8 +174,43 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		return convWinogradPlan{}, false
 	}
 	p.tile = c.tile
+	cfg := gemmTiles[p.tile].cfg
+	wgs := (p.part*p.tx*p.ty + cfg.bn - 1) / cfg.bn * ((j.m + cfg.bm - 1) / cfg.bm) * winogradTaps
+	if p.splits, p.chunk = winogradSplits(gemmUnits(lim, e.tune), e.tune.Splits, wgs, j.cinG, cfg.bk); layout(p.part) > room {
+		p.splits, p.chunk = 1, j.cinG
+		layout(p.part)
+	}
 	return p, true
 }
+
+// winogradSplits returns the splits of the Winograd products' k (cin
+// input channels) on the float32 tiles, wgs workgroups a split, and the
+// channels per split (a multiple of the tile's slice depth bk): want
+// (the tuning's splits=N) where given, else doubled from 1 while the
+// workgroups number under five per multiprocessor (units) and each
+// split keeps winogradSplitChannels channels or more. The output
+// transform adds the splits' partial products. On an H200
+// (bench/results/h200-2026-11-28-s4, run 6) ResNet-18's 3x3 layers of
+// 512 channels at 7x7 (288 workgroups of 64 x 128 on 132
+// multiprocessors) took 133.9 µs unsplit, 119.1 in 2 splits and 118.4
+// in 4 (float32 forward), those of 256 at 14x14 (576 workgroups) 113.4
+// unsplit and 109.8 in 2; 128 channels at 28x28 (936) lost in 2 (95.2
+// -> 102.5).
+func winogradSplits(units, want, wgs, cin, bk int) (splits, chunk int) {
+	splits = want
+	if splits <= 0 {
+		splits = 1
+		for wgs*splits < 5*units && cin/(2*splits) >= winogradSplitChannels {
+			splits *= 2
+		}
+	}
+	chunk = ((cin+splits-1)/splits + bk - 1) / bk * bk
+	return (cin + chunk - 1) / chunk, chunk
+}
+
+// winogradSplitChannels is the fewest input channels a split of the
+// Winograd products takes by default.
+const winogradSplitChannels = 128
 
 // winogradCoop returns the cooperative-matrix tile of the products of a
 // Winograd convolution, data gradient or (weights) weight gradient of m
@@ -291,6 +332,9 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 	xhalf := p.coop && f16 && winogradXHalf(e.tune, j.m, min(p.part, j.batches)*p.tx*p.ty)
 	gk.xhalf = xhalf
 	ok2 := convPipeKey{shader: spirv.ConvolutionWinogradOutput, f16: f16, tile: -1, bias: j.bias != nil, neuron: neuron, half: xhalf}
+	if p.splits > 1 {
+		ok2.splitk = 1 // it adds the products' splits
+	}
 	var pls [4]*vk.Pipeline
 	for i, k := range []convPipeKey{uk, ik, gk, ok2} {
 		if pls[i], err = e.pipeline(k); err != nil {
@@ -349,12 +393,17 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 				}
 			}
 			binds[0] = whole
+			splits := max(p.splits, 1) // the cooperative-matrix products: 1
+			e.lastWinogradSplits = splits
+			if splits > 1 {
+				pc.KChunk = uint32(p.chunk)
+			}
 			if err := e.winogradDispatch(cb, gemm, binds[:1], push,
-				[3]uint32{uint32((tiles + bn - 1) / bn), uint32((j.m + bm - 1) / bm), winogradTaps}); err != nil {
+				[3]uint32{uint32((tiles + bn - 1) / bn), uint32((j.m + bm - 1) / bm), uint32(winogradTaps * splits)}); err != nil {
 				return err
 			}
-			pc.XBase = 0
-			binds[0], binds[1], binds[2], binds[3] = winogradPart(scr, whole, p.xOff, xSize), bias, prelu, dst
+			pc.XBase, pc.KChunk, pc.Slots = 0, 0, uint32(splits)
+			binds[0], binds[1], binds[2], binds[3] = winogradPart(scr, whole, p.xOff, splits*xSize), bias, prelu, dst
 			if err := e.winogradDispatch(cb, pls[3], binds[:4], push,
 				[3]uint32{uint32((tiles + 63) / 64), uint32(j.m), 1}); err != nil {
 				return err

@@ -477,3 +477,80 @@ func TestConvolutionWinogradCoopAccuracy(t *testing.T) {
 		assert.LessOrEqual(t, coop, 6e-3, "%d channels", ch)
 	}
 }
+
+// The Winograd products of a convolution and of its data gradient on the
+// float32 tiles split their k (the input channels) under splits=N, the
+// output transform adding the partial products: in 2 and in 3 uneven
+// chunks (40 channels: 16, 16 and 8 on 8-deep slices), on every tile,
+// against the reference; and without the key they run unsplit on these
+// small images.
+func TestConvolutionWinogradSplits(t *testing.T) {
+	dev := vktest.Open(t)
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 40, OutputFeatureChannels: 24,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1, Neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}
+	c := convCase{d: d, n: 2, h: 9, w: 10, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	for tile := 0; tile < ops.ConvTileCount(); tile++ {
+		for _, want := range []int{0, 2, 3} {
+			t.Run(fmt.Sprintf("%s/splits=%d", ops.ConvTileName(tile), want), func(t *testing.T) {
+				tu := ops.ConvolutionTuning{Splits: want}
+				var fwd, grad any
+				convRunCase(t, dev, c, rand.New(rand.NewSource(int64(7+want))), false, func(k any) {
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					if !ops.ConvForcePath(k, "winograd", tile) {
+						t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
+					}
+					switch k.(type) {
+					case *ops.Convolution:
+						fwd = k
+					case *ops.ConvolutionGradient:
+						grad = k
+					}
+				})
+				// The gradient kernel's last Winograd image GEMM is its data
+				// gradient's.
+				for _, k := range []any{fwd, grad} {
+					require.Equal(t, "winograd", ops.ConvLastPath(k))
+					got := ops.ConvLastWinogradSplits(k)
+					switch want {
+					case 0:
+						assert.Equal(t, 1, got, "%T", k)
+					case 2:
+						assert.Equal(t, 2, got, "%T", k)
+					case 3:
+						// 3 chunks of 40 or 24 channels on slices 8 or 16 deep.
+						assert.Contains(t, []int{2, 3}, got, "%T", k)
+					}
+				}
+			})
+		}
+	}
+}
+
+// winogradSplits: splits=N where given; else doubled while the products'
+// workgroups number under five per multiprocessor and each split keeps
+// 128 channels (ResNet-18's 512@7 layers on an H200: 288 workgroups, 4
+// splits; its 256@14: 576, 2; its 128@28: 936, none); chunks are whole
+// slices.
+func TestWinogradSplitsRule(t *testing.T) {
+	for _, tc := range []struct {
+		units, want, wgs, cin, bk int
+		splits, chunk             int
+	}{
+		{132, 0, 288, 512, 8, 4, 128},
+		{132, 0, 576, 256, 8, 2, 128},
+		{132, 0, 936, 128, 8, 1, 128},
+		{132, 0, 700, 512, 8, 1, 512},
+		{132, 0, 36, 512, 8, 4, 128},
+		{132, 0, 36, 200, 8, 1, 200},
+		{132, 0, 288, 255, 8, 1, 256},
+		{132, 3, 576, 40, 8, 3, 16},
+		{132, 3, 576, 40, 16, 3, 16},
+		{132, 2, 576, 24, 16, 2, 16},
+		{132, 5, 576, 8, 8, 1, 8},
+	} {
+		s, c := ops.WinogradSplits(tc.units, tc.want, tc.wgs, tc.cin, tc.bk)
+		assert.Equal(t, [2]int{tc.splits, tc.chunk}, [2]int{s, c}, "%+v", tc)
+	}
+}

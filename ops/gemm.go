@@ -799,6 +799,9 @@ type convEngine struct {
 	// lastWinogradWeights: the parts and splits of the last Winograd
 	// weight gradient encoded (tests).
 	lastWinogradWeights [2]int
+	// lastWinogradSplits: the splits of the products' k of the last
+	// Winograd convolution or data gradient (1 unsplit).
+	lastWinogradSplits int
 }
 
 func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
