@@ -91,21 +91,7 @@ func TestConvolutionWinogradQuadStores(t *testing.T) {
 			require.NoError(t, err)
 			for _, c := range cases {
 				t.Run(fmt.Sprintf("%s/%s/%s", ops.ConvTileName(tile), text, c.name), func(t *testing.T) {
-					var fwd, grad any
-					convRunCase(t, dev, c.c, rand.New(rand.NewSource(5)), false, func(k any) {
-						require.NoError(t, k.(interface {
-							SetTuning(ops.ConvolutionTuning) error
-						}).SetTuning(tu))
-						if !ops.ConvForcePath(k, "winograd", tile) {
-							t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
-						}
-						switch k.(type) {
-						case *ops.Convolution:
-							fwd = k
-						case *ops.ConvolutionGradient:
-							grad = k
-						}
-					})
+					fwd, grad := winogradTunedRun(t, dev, c.c, 5, tu, tile)
 					require.Equal(t, "winograd", ops.ConvLastWeightsPath(grad))
 					for i, k := range []any{fwd, grad} {
 						assert.Equal(t, c.quads[i] && !tu.NoWinogradQuads, ops.ConvWinogradQuadStores(k), "%T: quad stores", k)
@@ -116,6 +102,30 @@ func TestConvolutionWinogradQuadStores(t *testing.T) {
 			}
 		}
 	}
+}
+
+// winogradTunedRun runs case c (convRunCase: the convolution and its
+// gradients against the reference, float32, random data from seed) with
+// every kernel under tuning tu and forced to Winograd on tile (the test
+// is skipped where the device does not run it), and returns the
+// convolution and gradient kernels.
+func winogradTunedRun(t *testing.T, dev *vk.Device, c convCase, seed int64, tu ops.ConvolutionTuning, tile int) (fwd, grad any) {
+	t.Helper()
+	convRunCase(t, dev, c, rand.New(rand.NewSource(seed)), false, func(k any) {
+		require.NoError(t, k.(interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}).SetTuning(tu))
+		if !ops.ConvForcePath(k, "winograd", tile) {
+			t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
+		}
+		switch k.(type) {
+		case *ops.Convolution:
+			fwd = k
+		case *ops.ConvolutionGradient:
+			grad = k
+		}
+	})
+	return fwd, grad
 }
 
 // winogradCheck runs cases (convRunCase: the convolution and its
@@ -492,22 +502,7 @@ func TestConvolutionWinogradSplits(t *testing.T) {
 	for tile := 0; tile < ops.ConvTileCount(); tile++ {
 		for _, want := range []int{0, 2, 3} {
 			t.Run(fmt.Sprintf("%s/splits=%d", ops.ConvTileName(tile), want), func(t *testing.T) {
-				tu := ops.ConvolutionTuning{Splits: want}
-				var fwd, grad any
-				convRunCase(t, dev, c, rand.New(rand.NewSource(int64(7+want))), false, func(k any) {
-					require.NoError(t, k.(interface {
-						SetTuning(ops.ConvolutionTuning) error
-					}).SetTuning(tu))
-					if !ops.ConvForcePath(k, "winograd", tile) {
-						t.Skipf("%s does not run tile %s", dev.Info().Name, ops.ConvTileName(tile))
-					}
-					switch k.(type) {
-					case *ops.Convolution:
-						fwd = k
-					case *ops.ConvolutionGradient:
-						grad = k
-					}
-				})
+				fwd, grad := winogradTunedRun(t, dev, c, int64(7+want), ops.ConvolutionTuning{Splits: want}, tile)
 				// The gradient kernel's last Winograd image GEMM is its data
 				// gradient's.
 				for _, k := range []any{fwd, grad} {
