@@ -549,3 +549,17 @@ func TestWinogradSplitsRule(t *testing.T) {
 		assert.Equal(t, [2]int{tc.splits, tc.chunk}, [2]int{s, c}, "%+v", tc)
 	}
 }
+
+// By default (no splits=N) the rule splits the products where the device
+// has multiprocessors to fill: with units=64, a forward over 256 input
+// channels of one small image (36 workgroups) runs in 2 splits, its data
+// gradient (8 input channels) unsplit, both matching the reference.
+func TestConvolutionWinogradSplitsByDefault(t *testing.T) {
+	dev := vktest.Open(t)
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 256, OutputFeatureChannels: 8,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	c := convCase{d: d, n: 1, h: 6, w: 6, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	fwd, grad := winogradTunedRun(t, dev, c, 11, ops.ConvolutionTuning{ComputeUnits: 64}, 1)
+	assert.Equal(t, 2, ops.ConvLastWinogradSplits(fwd), "forward over 256 channels")
+	assert.Equal(t, 1, ops.ConvLastWinogradSplits(grad), "data gradient over 8 channels")
+}
