@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,7 +96,10 @@ func convBenchShapes() []convBenchShape {
 //
 // $VKMPS_GEMM holds a ConvolutionTuning (ops.ParseConvolutionTuning's
 // text: tile=N, direct=1, coopmat=0|1, cooptile=N, splits=N, units=N,
-// small=0, winograd=0|1) set on every kernel. VKMPS_BENCH_PASSES=1 logs
+// small=0, winograd=0|1) set on every kernel; VKMPS_BENCH_SHAPES, a
+// regular expression, keeps the shapes whose names it matches (their
+// kernels alone are made and run: a tuning one shape needs, such as a
+// split count, may not suit the others). VKMPS_BENCH_PASSES=1 logs
 // each pass's dispatch profile (logProfile) after its timing. VKMPS_BENCH_SWEEP=1 runs every pass also
 // under each tile forced (its split count chosen, and unsplit), under
 // split counts 1, 2, 4, 8 (weight gradients: 1, 8, 32, 128) with the tile
@@ -127,8 +131,13 @@ func BenchmarkConvolutionGPU(b *testing.B) {
 			b.Logf("cooptile=%d: %s: not on this device", i, ops.ConvolutionCoopTileName(i))
 		}
 	}
+	only, err := regexp.Compile(os.Getenv("VKMPS_BENCH_SHAPES"))
+	require.NoError(b, err, "VKMPS_BENCH_SHAPES")
 	r := rand.New(rand.NewSource(1))
 	for _, sh := range convBenchShapes() {
+		if !only.MatchString(sh.name) {
+			continue
+		}
 		convBenchOne(b, dev, format, r, sh, tune, os.Getenv("VKMPS_BENCH_SWEEP") == "1", coop)
 	}
 }
