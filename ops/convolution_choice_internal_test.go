@@ -710,3 +710,27 @@ func TestConvPhaseWorkChoice(t *testing.T) {
 		t.Errorf("forced tile 0: %+v", got)
 	}
 }
+
+// convolution_reduce.comp shares an output among lanes only where its
+// workgroups would leave multiprocessors idle: the ResNet stem's weight
+// gradient on an H200 (64 x 147 values in 349 splits) takes 8, large or
+// lightly split sums 1; lanes never exceed half the splits, 32, or what
+// divides the workgroup.
+func TestReduceLanes(t *testing.T) {
+	for _, c := range []struct {
+		units, local, splits, count, want int
+	}{
+		{132, 256, 349, 64 * 147, 8},
+		{132, 256, 88, 64 * 147, 8},
+		{132, 256, 2, 512 * 512 * 9, 1},
+		{132, 256, 3, 64 * 147, 2},
+		{132, 256, 1000, 10, 32},
+		{64, 64, 1000, 10, 32},
+		{64, 48, 1000, 10, 16},
+		{132, 256, 1, 10, 1},
+	} {
+		if got := reduceLanes(c.units, c.local, c.splits, c.count); got != c.want {
+			t.Errorf("reduceLanes(%d, %d, %d, %d) = %d, want %d", c.units, c.local, c.splits, c.count, got, c.want)
+		}
+	}
+}

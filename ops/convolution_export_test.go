@@ -319,3 +319,10 @@ func ConvTiledSplitK(k any) bool {
 	}
 	return false
 }
+
+// ConvReduceLanes is the lanes convolution_reduce.comp gives each of count
+// outputs of splits partial sums on dev by default (reduceLanes).
+func ConvReduceLanes(dev *vk.Device, splits, count int) int {
+	lim := dev.Limits()
+	return reduceLanes(gemmUnits(lim, ConvolutionTuning{}), workgroup(lim), splits, count)
+}

@@ -713,3 +713,39 @@ func TestConvolutionTiledSplitDefault(t *testing.T) {
 		}
 	}
 }
+
+// Weight gradients of few values split many ways add their splits with
+// several invocations an output (convolution_reduce.comp's lanes) and
+// match the reference: an RGB stem's weights and bias (8 x 147 and 8
+// values in 64 splits), a Winograd weight gradient of 8 channels each
+// way whose 36 x 8 x 8 products' sums split, and a depthwise weight
+// gradient, the three under splits=64 (at most their depths allow).
+func TestConvolutionReduceLanes(t *testing.T) {
+	dev := vktest.Open(t)
+	tune := func(tu ops.ConvolutionTuning) func(k any) {
+		return func(k any) {
+			require.NoError(t, k.(interface {
+				SetTuning(ops.ConvolutionTuning) error
+			}).SetTuning(tu))
+		}
+	}
+	stem := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 7, KernelHeight: 7, InputFeatureChannels: 3, OutputFeatureChannels: 8, Groups: 1,
+		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 4, h: 40, w: 36, pads: padding.Pads{Top: 3, Left: 3, Bottom: 3, Right: 3}, bias: true}
+	require.Greater(t, ops.ConvReduceLanes(dev, 64, 8*147), 1, "lanes of the stem's weight gradient")
+	convRunCase(t, dev, stem, rand.New(rand.NewSource(21)), false, tune(ops.ConvolutionTuning{Splits: 64}))
+
+	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 8, OutputFeatureChannels: 8, Groups: 1,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 4, h: 24, w: 24, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}}
+	var g any
+	convRunCase(t, dev, wino, rand.New(rand.NewSource(22)), false, func(k any) {
+		tune(ops.ConvolutionTuning{Splits: 64, Winograd: true})(k)
+		if _, ok := k.(*ops.ConvolutionGradient); ok {
+			g = k
+		}
+	})
+	parts, splits := ops.ConvLastWinogradWeights(g)
+	require.Greater(t, ops.ConvReduceLanes(dev, parts*splits, 36*8*8), 1, "lanes of the Winograd weight gradient (%d parts, %d splits)", parts, splits)
+
+	convRunCase(t, dev, convCase{d: depthwiseDesc(3, 8, 8, 1, 1, 1, 1), n: 4, h: 30, w: 30,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, rand.New(rand.NewSource(23)), false, tune(ops.ConvolutionTuning{Splits: 64}))
+}

@@ -776,6 +776,7 @@ type convPipeKey struct {
 	quads        bool  // convolution_gemm_coopmat.comp's QUADS (convCoopQuads)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
+	lanes        int8  // convolution_reduce.comp's LANES (0: 1)
 }
 
 // convEngine is what every kernel of the family holds: its device and
@@ -965,6 +966,8 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["VW"], spec["PHASE"] = uint32(max(k.vw, 1)), uint32(k.phase)
 	case spirv.ConvolutionDataSmall:
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
+	case spirv.ConvolutionReduce:
+		spec["LANES"] = uint32(max(k.lanes, 1))
 	}
 	if k.neuron {
 		e.neuron.specConstants(spec)
@@ -2138,11 +2141,6 @@ type convReducePush struct{ Count, Splits, InBase, OutBase uint32 }
 // value off), in order.
 func (e *convEngine) reduce(cb *vk.CommandBuffer, part *Image, off, splits, count int, out *Image) error {
 	lim := e.dev.Limits()
-	local := workgroup(lim)
-	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local)})
-	if err != nil {
-		return err
-	}
 	pr, pb, err := convWholeRange(lim, "partial sums", part)
 	if err != nil {
 		return err
@@ -2151,25 +2149,44 @@ func (e *convEngine) reduce(cb *vk.CommandBuffer, part *Image, off, splits, coun
 	if err != nil {
 		return err
 	}
-	return e.reduceDispatch(cb, pl, local, pr, or, pb+uint32(off), ob, splits, count)
+	return e.reduceDispatch(cb, pr, or, pb+uint32(off), ob, splits, count)
 }
 
 // reduceRanges records the sum of the splits partial sums of count
 // floats each at the start of in, one after another, into the first count
 // floats of out (convolution_reduce.comp, ranges of one buffer or two).
 func (e *convEngine) reduceRanges(cb *vk.CommandBuffer, in, out vk.BufferRange, splits, count int) error {
-	local := workgroup(e.dev.Limits())
-	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local)})
+	return e.reduceDispatch(cb, in, out, 0, 0, splits, count)
+}
+
+// reduceLanes returns the invocations convolution_reduce.comp gives each
+// output (LANES) for count outputs of splits partial sums each on
+// workgroups of local invocations: 1, doubled (up to 32, at most splits/2
+// and local) while the workgroups would give the device's multiprocessors
+// fewer than two each. A weight gradient of few outputs split many ways
+// (the ResNet stem's, 64 x 147 in 349 splits on cooperative matrices)
+// otherwise leaves most multiprocessors idle while 37 workgroups each add
+// 349 values an output: 35.7 us on an H200 (run 2 of
+// bench/results/h200-2026-11-29-s5).
+func reduceLanes(units, local, splits, count int) int {
+	lanes := 1
+	for lanes < 32 && 2*lanes <= splits && 2*lanes <= local && local%(2*lanes) == 0 && (count*lanes+local-1)/local < 2*units {
+		lanes *= 2
+	}
+	return lanes
+}
+
+func (e *convEngine) reduceDispatch(cb *vk.CommandBuffer, in, out vk.BufferRange, inBase, outBase uint32, splits, count int) error {
+	lim := e.dev.Limits()
+	local := workgroup(lim)
+	lanes := reduceLanes(gemmUnits(lim, e.tune), local, splits, count)
+	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local), lanes: int8(lanes)})
 	if err != nil {
 		return err
 	}
-	return e.reduceDispatch(cb, pl, local, in, out, 0, 0, splits, count)
-}
-
-func (e *convEngine) reduceDispatch(cb *vk.CommandBuffer, pl *vk.Pipeline, local int, in, out vk.BufferRange, inBase, outBase uint32, splits, count int) error {
 	pc := convReducePush{Count: uint32(count), Splits: uint32(splits), InBase: inBase, OutBase: outBase}
 	push := unsafe.Slice((*byte)(unsafe.Pointer(&pc)), unsafe.Sizeof(pc))
-	g := min((count+local-1)/local, int(e.dev.Limits().MaxComputeWorkGroupCount[0]))
+	g := min((count*lanes+local-1)/local, int(lim.MaxComputeWorkGroupCount[0]))
 	if err := cb.Dispatch(pl, []vk.BufferRange{in, out}, push, [3]uint32{uint32(g), 1, 1}); err != nil {
 		return fmt.Errorf("%s: %w", e.label, err)
 	}

@@ -1452,6 +1452,7 @@ var ConvolutionReduce = &Shader{
 	PushConstantSize: 16,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "LANES", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
