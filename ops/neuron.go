@@ -300,6 +300,12 @@ func (k *neuronKernel) slopes(given, src *Image, outputs ...*Image) (vk.BufferRa
 // pipeline returns the pipeline of sh (its f16 variant for float16
 // images) specialised for the neuron, cached in *slot.
 func (k *neuronKernel) pipeline(slot **vk.Pipeline, sh *spirv.Shader, f Format) (*vk.Pipeline, error) {
+	return k.pipelineSpec(slot, sh, f, nil)
+}
+
+// pipelineSpec is pipeline with the shader's further specialization
+// constants extra.
+func (k *neuronKernel) pipelineSpec(slot **vk.Pipeline, sh *spirv.Shader, f Format, extra map[string]uint32) (*vk.Pipeline, error) {
 	if *slot != nil {
 		return *slot, nil
 	}
@@ -308,6 +314,9 @@ func (k *neuronKernel) pipeline(slot **vk.Pipeline, sh *spirv.Shader, f Format) 
 		return nil, fmt.Errorf("%s: %w", k.label, err)
 	}
 	named := map[string]uint32{"local_size_x": uint32(k.local)}
+	for n, v := range extra {
+		named[n] = v
+	}
 	k.desc.specConstants(named)
 	p, err := pipeline(k.dev, s, named)
 	if err != nil {

@@ -25,8 +25,8 @@ type NeuronGradient struct {
 	// when nil, the descriptor's list is used. EncodeSlopeGradient does
 	// not read them.
 	Slopes     *Image
-	pipes      [2]*vk.Pipeline // dx, by format
-	slopePipes [2]*vk.Pipeline // the slope gradient's first pass, by format
+	pipes      [2][2]*vk.Pipeline // dx, by summed dy (EncodeSum) and format
+	slopePipes [2]*vk.Pipeline    // the slope gradient's first pass, by format
 	sum        *vk.Pipeline
 	partials   *vk.Buffer
 }
@@ -56,6 +56,7 @@ func (k *NeuronGradient) Close() error {
 type neuronGradPush struct {
 	Count, DyBase, SrcBase, DxBase, SlopeBase uint32
 	Plane, Channels, Chan0, Vec4s             uint32
+	Dy2Base                                   uint32
 }
 
 // Encode records dx = dy * f'(src), src the forward's source; dy, src and
@@ -69,21 +70,49 @@ func (k *NeuronGradient) Encode(cb *vk.CommandBuffer, dy, src, dx *Image) error 
 	if err := sameShape(k.label, dy, src, dx); err != nil {
 		return err
 	}
+	return k.encode(cb, ims[:], false)
+}
+
+// EncodeSum records dx = (dy + dy2) * f'(src): Encode of the sum of two
+// gradients of the neuron's result (two consumers' contributions, which a
+// graph would otherwise add in a pass of their own), added in float32
+// and not stored. dy, dy2, src and dx have one shape and format; dx
+// shares no storage with the others.
+func (k *NeuronGradient) EncodeSum(cb *vk.CommandBuffer, dy, dy2, src, dx *Image) error {
+	roles := [4]string{"source gradient", "second source gradient", "source", "destination gradient"}
+	ims := [4]*Image{dy, dy2, src, dx}
+	if err := checkElementwise(cb, k.dev, k.label, roles[:], ims[:], 1); err != nil {
+		return err
+	}
+	if err := sameShape(k.label, dy, dy2, src, dx); err != nil {
+		return err
+	}
+	// neuronRuns' order: dy, src, dx, then dy2.
+	return k.encode(cb, []*Image{dy, src, dx, dy2}, true)
+}
+
+// encode records the gradient over ims: dy, src, dx, and dy2 when sum.
+func (k *NeuronGradient) encode(cb *vk.CommandBuffer, ims []*Image, sum bool) error {
+	src, dx := ims[1], ims[2]
 	sr, sbase, err := k.slopes(k.Slopes, src, dx)
 	if err != nil {
 		return err
 	}
-	pl, err := k.pipeline(&k.pipes[src.format], spirv.NeuronGrad, src.format)
+	pl, err := k.pipelineSpec(&k.pipes[b2u(sum)][src.format], spirv.NeuronGrad, src.format, map[string]uint32{"SUM_DY": b2u(sum)})
 	if err != nil {
 		return err
 	}
 	lim := k.dev.Limits()
 	pc := neuronGradPush{SlopeBase: sbase, Plane: uint32(src.h * src.w), Channels: uint32(src.c)}
 	push := pushBytes(&pc)
-	var binds [4]vk.BufferRange
+	var binds [5]vk.BufferRange
 	binds[3] = sr
-	return neuronRuns(lim, ims[:], func(r neuronRun) error {
+	return neuronRuns(lim, ims, func(r neuronRun) error {
 		binds[0], binds[1], binds[2] = r.ranges[0], r.ranges[1], r.ranges[2]
+		binds[4] = r.ranges[0] // unread without SUM_DY
+		if sum {
+			binds[4], pc.Dy2Base = r.ranges[3], r.bases[3]
+		}
 		pc.Count, pc.DyBase, pc.SrcBase, pc.DxBase = uint32(r.count), r.bases[0], r.bases[1], r.bases[2]
 		pc.Chan0 = uint32(r.chan0)
 		items := r.count

@@ -307,3 +307,58 @@ func TestNeuronViewsAndSplits(t *testing.T) {
 		}
 	}
 }
+
+// TestNeuronGradientSum runs EncodeSum, the gradient of the sum of two
+// contributions to the neuron's result, for every neuron type, float32
+// and float16, over odd shapes (quads and single values), against the
+// reference's gradient of dy + dy2 (added in float32, as the kernel
+// adds them, without rounding the sum to the images' format), and checks
+// that Encode of the same kernel, recorded first, still reads one
+// gradient.
+func TestNeuronGradientSum(t *testing.T) {
+	dev := vktest.Open(t)
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(12))
+	for _, f := range neuronFormats(dev) {
+		for _, sh := range neuronShapes {
+			for _, d := range neuronCases(sh.C) {
+				name := fmt.Sprintf("%v/%v/%v", f, sh, d)
+				n := sh.N * sh.C * sh.H * sh.W
+				xv := neuronInput(neuronData(r, d, n), f)
+				gv := neuronInput(randomData(r, n), f)
+				g2v := neuronInput(randomData(r, n), f)
+				src := neuronImage(t, dev, sh, xv, f)
+				dy := neuronImage(t, dev, sh, gv, f)
+				dy2 := neuronImage(t, dev, sh, g2v, f)
+				one := neuronImage(t, dev, sh, filled(n, poisonValue), f)
+				both := neuronImage(t, dev, sh, filled(n, poisonValue), f)
+				g, err := ops.NewNeuronGradient(dev, d)
+				require.NoError(t, err)
+				require.NoError(t, run(t, dev, func(cb *vk.CommandBuffer) error {
+					if err := g.Encode(cb, dy, src, one); err != nil {
+						return err
+					}
+					return g.EncodeSum(cb, dy, dy2, src, both)
+				}))
+				require.NoError(t, g.Close())
+				xt, _ := ref.TensorOf(sh.N, sh.C, sh.H, sh.W, xv)
+				gt, _ := ref.TensorOf(sh.N, sh.C, sh.H, sh.W, gv)
+				sum := make([]float32, n)
+				for i := range sum {
+					sum[i] = gv[i] + g2v[i]
+				}
+				st, _ := ref.TensorOf(sh.N, sh.C, sh.H, sh.W, sum)
+				wantOne, err := ref.NeuronGradient(neuronRef(d), gt, xt)
+				require.NoError(t, err)
+				wantBoth, err := ref.NeuronGradient(neuronRef(d), st, xt)
+				require.NoError(t, err)
+				gotOne, err := one.Read(ctx)
+				require.NoError(t, err)
+				gotBoth, err := both.Read(ctx)
+				require.NoError(t, err)
+				require.NoError(t, neuronCompare(gotOne, wantOne, f, nil), "%s one gradient", name)
+				require.NoError(t, neuronCompare(gotBoth, wantBoth, f, nil), "%s two gradients", name)
+			}
+		}
+	}
+}
