@@ -203,6 +203,26 @@ func (g *Graph) addMulti(names []string, o Op, sources []*Image, forward *Node) 
 	return n, nil
 }
 
+// absorbSum returns the sources of im's producer and true where that
+// producer is a SumOp node (Training's, adding two contributions to a
+// gradient) and the graph's newest node, which nothing reads yet, and
+// removes that node and its result: the node that was to read im reads
+// the two contributions instead.
+func (g *Graph) absorbSum(im *Image) (a, b *Image, ok bool) {
+	n := im.producer
+	if n == nil || len(g.nodes) == 0 || g.nodes[len(g.nodes)-1] != n || len(n.results) != 1 ||
+		len(g.images) == 0 || g.images[len(g.images)-1] != im {
+		return nil, nil, false
+	}
+	if _, sum := n.op.(SumOp); !sum {
+		return nil, nil, false
+	}
+	delete(g.byName, im.name)
+	g.images = g.images[:len(g.images)-1]
+	g.nodes = g.nodes[:len(g.nodes)-1]
+	return n.sources[0], n.sources[1], true
+}
+
 // sourceImages is a helper for node constructors: the data sources
 // followed by the parameters.
 func sourceImages(data []*Image, params ...*Image) []*Image {

@@ -468,3 +468,79 @@ func TestTrainingEdgeCases(t *testing.T) {
 	require.NotNil(t, grads[x])
 	assert.Equal(t, "grad(x)", grads[x].Name())
 }
+
+// A neuron whose result feeds two nodes (a residual block's ReLU after
+// its addition, as ResNet's) takes both contributions to its gradient
+// itself: the training graph holds no sum node for it, its gradient node
+// reads the two contributions (SumDy), and the gradients match the CPU
+// evaluation of the same graph and central finite differences of its
+// loss; a PReLU in the same place keeps its sum node (its slope gradient
+// reads the sum too).
+func TestTrainingNeuronGradientSumsItsContributions(t *testing.T) {
+	dev := vktest.Open(t)
+	ctx := context.Background()
+	for _, prelu := range []bool{false, true} {
+		r := rand.New(rand.NewSource(17))
+		g := graph.New()
+		x := must(g.Input("x"))
+		labels := must(g.Input("labels"))
+		pad := graph.ConvolutionOptions{Padding: padding.Explicit(padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, false, false)}
+		c1 := must(g.Convolution("c1", x, ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 2, OutputFeatureChannels: 4}, pad))
+		nd := ops.NewNeuronDescriptor(ops.NeuronReLU)
+		if prelu {
+			nd = ops.NeuronDescriptor{Type: ops.NeuronPReLU, PReLU: []float32{0.1, -0.2, 0.3, 0.05}}
+		}
+		act := must(g.Neuron("act", nd, c1.Result()))
+		c2 := must(g.Convolution("c2", act.Result(), ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 4, OutputFeatureChannels: 4}, pad))
+		add := must(g.Add("add", c2.Result(), act.Result()))
+		out := must(g.Neuron("out", ops.NewNeuronDescriptor(ops.NeuronTanH), add.Result()))
+		loss := must(g.Loss("loss", ops.LossDescriptor{Type: ops.LossMeanSquaredError, Reduction: ops.ReductionSum}, out.Result(), labels))
+		grads := must(g.Training(loss))
+		gx, gw := grads[x], grads[g.Image("c1.weights")]
+		require.NotNil(t, gx)
+		require.NotNil(t, gw)
+		sums, fused := 0, 0
+		for _, nd := range g.Nodes() {
+			if nd.Op() == "sum" {
+				sums++
+			}
+			if o, ok := nd.Operation().(graph.NeuronGradientOp); ok && o.SumDy {
+				fused++
+				require.Same(t, act, nd.Forward(), "the fused gradient is act's")
+			}
+		}
+		if prelu {
+			assert.Equal(t, 0, fused, "PReLU keeps its sum")
+			assert.Positive(t, sums, "PReLU's sum node")
+		} else {
+			assert.Equal(t, 1, fused, "act's gradient sums its contributions")
+			assert.Equal(t, 0, sums, "no sum node")
+		}
+
+		shapes := map[string]ops.ImageDescriptor{"x": {N: 2, C: 2, H: 5, W: 6}, "labels": {N: 2, C: 4, H: 5, W: 6}}
+		xv := randomData(r, n(shapes["x"]))
+		lv := randomData(r, n(shapes["labels"]))
+		e := must(g.Compile(dev, graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{loss.Result(), gx, gw}}))
+		got := must(e.Run(ctx, map[string][]float32{"x": xv, "labels": lv}))
+		require.NoError(t, e.Close())
+		feeds := map[string][]float64{"x": to64(xv), "labels": to64(lv)}
+		cpu := must(graphref.Eval(g, shapes, feeds, loss.Result(), gx, gw))
+		for _, im := range []*graph.Image{gx, gw} {
+			for i, v := range cpu[im.Name()] {
+				require.InDelta(t, v, float64(got[im.Name()][i]), 1e-4*math.Max(1, math.Abs(v)), "prelu %v: %s[%d] against the CPU", prelu, im.Name(), i)
+			}
+		}
+		lossAt := func(xs []float64) float64 {
+			return must(graphref.Eval(g, shapes, map[string][]float64{"x": xs, "labels": feeds["labels"]}, loss.Result()))[loss.Name()][0]
+		}
+		const h = 1e-6
+		for i := range xv {
+			xp := append([]float64(nil), feeds["x"]...)
+			xm := append([]float64(nil), feeds["x"]...)
+			xp[i] += h
+			xm[i] -= h
+			fd := (lossAt(xp) - lossAt(xm)) / (2 * h)
+			require.InDelta(t, fd, float64(got[gx.Name()][i]), 2e-3*math.Max(1, math.Abs(fd)), "prelu %v: d loss / d x[%d]", prelu, i)
+		}
+	}
+}

@@ -32,7 +32,17 @@ func (o NeuronOp) gradients(b *gradCtx, n *Node, dy *Image, wanted []bool) ([]*I
 	out := make([]*Image, len(n.sources))
 	var err error
 	if wanted[0] {
-		if out[0], err = b.add(0, NeuronGradientOp{Desc: o.Desc}, sourceImages([]*Image{dy}, n.sources...)...); err != nil {
+		op, srcs := NeuronGradientOp{Desc: o.Desc}, sourceImages([]*Image{dy}, n.sources...)
+		// Two contributions to dy (the result feeds two nodes, as a
+		// residual block's output does): the gradient adds them itself
+		// instead of after a sum node of their own. Not PReLU's, whose
+		// slope gradient reads dy too.
+		if len(n.sources) == 1 {
+			if a, c, ok := b.g.absorbSum(dy); ok {
+				op.SumDy, srcs = true, []*Image{a, c, n.sources[0]}
+			}
+		}
+		if out[0], err = b.add(0, op, srcs...); err != nil {
 			return nil, err
 		}
 	}
@@ -61,17 +71,36 @@ func (o NeuronOp) build(b *buildCtx) error {
 }
 
 // NeuronGradientOp is a neuron's gradient with respect to its source;
-// sources: dy, the forward source, and for PReLU the slopes.
-type NeuronGradientOp struct{ Desc ops.NeuronDescriptor }
+// sources: dy, the forward source, and for PReLU the slopes. With SumDy
+// (Training's, where the neuron's result has two consumers) dy comes as
+// its two contributions: sources dy, dy2 and the forward source, and the
+// kernel adds them (ops.NeuronGradient.EncodeSum) where a sum node would.
+type NeuronGradientOp struct {
+	Desc  ops.NeuronDescriptor
+	SumDy bool
+}
 
 func (NeuronGradientOp) Name() string { return "neuron-gradient" }
-func (o NeuronGradientOp) arity() int { return NeuronOp(o).arity() + 1 }
+func (o NeuronGradientOp) arity() int {
+	if o.SumDy {
+		return NeuronOp{Desc: o.Desc}.arity() + 2
+	}
+	return NeuronOp{Desc: o.Desc}.arity() + 1
+}
 
 func (o NeuronGradientOp) infer(c *inferCtx, src []ops.ImageDescriptor) ([]ops.ImageDescriptor, error) {
-	if !sameDesc(src[0], src[1]) {
-		return nil, c.errorf(ErrShape, "source gradient %s, forward source %s", descString(src[0]), descString(src[1]))
+	x := 1
+	if o.SumDy {
+		x = 2
+		if !sameDesc(src[0], src[1]) || src[0].Format != src[1].Format || src[0].Format != src[2].Format {
+			return nil, c.errorf(ErrShape, "source gradients %s (%v) and %s (%v), forward source %s (%v)",
+				descString(src[0]), src[0].Format, descString(src[1]), src[1].Format, descString(src[2]), src[2].Format)
+		}
 	}
-	return one(c.like(src[1]), nil)
+	if !sameDesc(src[0], src[x]) {
+		return nil, c.errorf(ErrShape, "source gradient %s, forward source %s", descString(src[0]), descString(src[x]))
+	}
+	return one(c.like(src[x]), nil)
 }
 
 func (o NeuronGradientOp) build(b *buildCtx) error {
@@ -82,11 +111,20 @@ func (o NeuronGradientOp) build(b *buildCtx) error {
 		return err
 	}
 	b.closer(k)
-	if len(b.src) > 2 {
-		k.Slopes = b.src[2]
+	x := 1
+	if o.SumDy {
+		x = 2
 	}
-	dy, x, dx := b.src[0], b.src[1], b.dst[0]
-	b.encode(func(cb *vk.CommandBuffer) error { return k.Encode(cb, dy, x, dx) })
+	if len(b.src) > x+1 {
+		k.Slopes = b.src[x+1]
+	}
+	dy, src, dx := b.src[0], b.src[x], b.dst[0]
+	if o.SumDy {
+		dy2 := b.src[1]
+		b.encode(func(cb *vk.CommandBuffer) error { return k.EncodeSum(cb, dy, dy2, src, dx) })
+		return nil
+	}
+	b.encode(func(cb *vk.CommandBuffer) error { return k.Encode(cb, dy, src, dx) })
 	return nil
 }
 

@@ -58,11 +58,20 @@ func init() {
 	})
 	register("neuron-gradient", func(c *evalCtx) error {
 		o := c.n.Operation().(graph.NeuronGradientOp)
-		var slopes []float64
-		if len(c.src) > 2 {
-			slopes = c.src[2].Data
+		dy, src := c.src[0], c.src[1:]
+		if o.SumDy { // two contributions to dy
+			sum := dy
+			sum.Data = append([]float64(nil), dy.Data...)
+			for i, v := range src[0].Data {
+				sum.Data[i] += v
+			}
+			dy, src = sum, src[1:]
 		}
-		v, err := ref.NeuronGradient(refNeuron(o.Desc, slopes), c.src[0], c.src[1])
+		var slopes []float64
+		if len(src) > 1 {
+			slopes = src[1].Data
+		}
+		v, err := ref.NeuronGradient(refNeuron(o.Desc, slopes), dy, src[0])
 		return setData(&c.dst[0], v, err)
 	})
 	register("prelu-slope-gradient", func(c *evalCtx) error {
