@@ -146,6 +146,26 @@ func randomGraph(t *testing.T, r *rand.Rand) (*graph.Graph, *graph.Node, map[str
 	return g, loss, shapes
 }
 
+// xFiniteDifferences returns the central finite differences (step 1e-6)
+// of loss with respect to each value of the input "x", the graph
+// evaluated on the CPU in float64 at feeds.
+func xFiniteDifferences(g *graph.Graph, shapes map[string]ops.ImageDescriptor, feeds map[string][]float64, loss *graph.Node) []float64 {
+	lossAt := func(xs []float64) float64 {
+		f := map[string][]float64{"x": xs, "labels": feeds["labels"]}
+		return must(graphref.Eval(g, shapes, f, loss.Result()))[loss.Name()][0]
+	}
+	const h = 1e-6
+	fd := make([]float64, len(feeds["x"]))
+	for i := range fd {
+		xp := append([]float64(nil), feeds["x"]...)
+		xm := append([]float64(nil), feeds["x"]...)
+		xp[i] += h
+		xm[i] -= h
+		fd[i] = (lossAt(xp) - lossAt(xm)) / (2 * h)
+	}
+	return fd
+}
+
 // The training graph's gradients equal central finite differences of the
 // whole graph's loss computed on the CPU in float64, on random graphs with
 // fan-out, concatenation and addition.
@@ -170,18 +190,7 @@ func TestTrainingMatchesFiniteDifferences(t *testing.T) {
 		feeds := map[string][]float64{"x": to64(xv), "labels": to64(lv)}
 		cpu := must(graphref.Eval(g, shapes, feeds, loss.Result(), gx))
 		assert.InDelta(t, cpu[loss.Name()][0], float64(out[loss.Name()][0]), 1e-3*math.Max(1, math.Abs(cpu[loss.Name()][0])), "trial %d loss", trial)
-		lossAt := func(xs []float64) float64 {
-			f := map[string][]float64{"x": xs, "labels": feeds["labels"]}
-			v := must(graphref.Eval(g, shapes, f, loss.Result()))
-			return v[loss.Name()][0]
-		}
-		const h = 1e-6
-		for i := range xv {
-			xp := append([]float64(nil), feeds["x"]...)
-			xm := append([]float64(nil), feeds["x"]...)
-			xp[i] += h
-			xm[i] -= h
-			fd := (lossAt(xp) - lossAt(xm)) / (2 * h)
+		for i, fd := range xFiniteDifferences(g, shapes, feeds, loss) {
 			got := float64(out[gx.Name()][i])
 			require.InDelta(t, fd, got, 2e-3*math.Max(1, math.Abs(fd)), "trial %d: d loss / d x[%d]", trial, i)
 			require.InDelta(t, cpu[gx.Name()][i], got, 1e-4*math.Max(1, math.Abs(fd)), "trial %d: CPU training graph, x[%d]", trial, i)
@@ -530,16 +539,7 @@ func TestTrainingNeuronGradientSumsItsContributions(t *testing.T) {
 				require.InDelta(t, v, float64(got[im.Name()][i]), 1e-4*math.Max(1, math.Abs(v)), "prelu %v: %s[%d] against the CPU", prelu, im.Name(), i)
 			}
 		}
-		lossAt := func(xs []float64) float64 {
-			return must(graphref.Eval(g, shapes, map[string][]float64{"x": xs, "labels": feeds["labels"]}, loss.Result()))[loss.Name()][0]
-		}
-		const h = 1e-6
-		for i := range xv {
-			xp := append([]float64(nil), feeds["x"]...)
-			xm := append([]float64(nil), feeds["x"]...)
-			xp[i] += h
-			xm[i] -= h
-			fd := (lossAt(xp) - lossAt(xm)) / (2 * h)
+		for i, fd := range xFiniteDifferences(g, shapes, feeds, loss) {
 			require.InDelta(t, fd, float64(got[gx.Name()][i]), 2e-3*math.Max(1, math.Abs(fd)), "prelu %v: d loss / d x[%d]", prelu, i)
 		}
 	}
