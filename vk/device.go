@@ -411,7 +411,9 @@ func (d *Device) destroy() error {
 		if d.mem != nil {
 			d.mem.destroy()
 		}
+		createMu.Lock() // wine.go
 		vkg.DestroyDevice(d.handle, nil)
+		createMu.Unlock()
 		d.handle = nil
 	}
 	if d.fns != nil {

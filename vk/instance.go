@@ -205,7 +205,9 @@ func newInstance(mode validationMode, extra ...string) (*instance, error) {
 	h := vkg.Instance(unsafe.Pointer(ch))
 	in.handle = h
 	if err := vkg.InitInstance(h); err != nil {
+		createMu.Lock()
 		vkg.DestroyInstance(h, nil)
+		createMu.Unlock()
 		return nil, fmt.Errorf("%w: %v", ErrInitializationFailed, err)
 	}
 	if mode != validationOff {
@@ -238,7 +240,9 @@ func (in *instance) destroy() {
 		instances.mu.Unlock()
 	}
 	if in.handle != nil {
+		createMu.Lock() // wine.go
 		vkg.DestroyInstance(in.handle, nil)
+		createMu.Unlock()
 		in.handle = nil
 	}
 }

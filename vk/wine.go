@@ -12,4 +12,15 @@ import "sync"
 // opening its own device) died in 10 of 11 runs; with it, in none of 8.
 // Instances and devices are created rarely, so the lock costs nothing
 // measurable and is taken on every system.
+//
+// It also serializes their destruction with their creation. One CI run
+// (2026-11-28, a loaded machine) had 2 of TestPoolAgreesWithPyTorch's
+// 360 runs fail with validation on (Khronos layer, Debian bookworm's).
+// The layer reported a live device's calls as "Invalid VkDevice" (from
+// vkGetBufferMemoryRequirements) and "Couldn't find VkDevice Object"
+// (UNASSIGNED-Threading-Info). The likely cause is a device created on
+// one thread at the address of one another thread was destroying, whose
+// destruction then removed the layer's entry for that address. With the
+// lock that cannot happen. It did not reproduce in 4 runs under load
+// without the lock.
 var createMu sync.Mutex
