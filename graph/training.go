@@ -125,7 +125,10 @@ func (n *Node) gradientImages(dy *Image, names []string, wanted []bool) ([]*Imag
 // through them, as with MPSCNNLoss), even when they are computed from an
 // input. Gradient images are named "grad(IMAGE)" ("grad(c1.weights)" for
 // a parameter); where an image has several contributions they are named
-// "grad(IMAGE)<-NODE" and summed into "grad(IMAGE)".
+// "grad(IMAGE)<-NODE" and summed into "grad(IMAGE)". There is one
+// exception: the result of a neuron (not PReLU) with two contributions,
+// such as a residual block's ReLU output. Its gradient node adds them
+// itself (NeuronGradientOp.SumDy), and no "grad(IMAGE)" image is made.
 func (g *Graph) Training(loss *Node) (map[*Image]*Image, error) {
 	var wrt []*Image
 	for _, im := range g.images {
