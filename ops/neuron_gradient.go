@@ -98,9 +98,13 @@ func (k *NeuronGradient) encode(cb *vk.CommandBuffer, ims []*Image, sum bool) er
 	if err != nil {
 		return err
 	}
-	pl, err := k.pipelineSpec(&k.pipes[b2u(sum)][src.format], spirv.NeuronGrad, src.format, map[string]uint32{"SUM_DY": b2u(sum)})
-	if err != nil {
-		return err
+	slot := &k.pipes[b2u(sum)][src.format]
+	pl := *slot
+	if pl == nil { // made on first use: no map built per encode after that
+		var err error
+		if pl, err = k.pipelineSpec(slot, spirv.NeuronGrad, src.format, map[string]uint32{"SUM_DY": b2u(sum)}); err != nil {
+			return err
+		}
 	}
 	lim := k.dev.Limits()
 	pc := neuronGradPush{SlopeBase: sbase, Plane: uint32(src.h * src.w), Channels: uint32(src.c)}
