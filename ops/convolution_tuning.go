@@ -198,6 +198,13 @@ type ConvolutionTuning struct {
 	// cooperative matrices, instead of channels fastest (the default
 	// there; the same sums).
 	NoWinogradChannelsFast bool
+	// WinogradPart (winopart): the most batch images one part of a
+	// Winograd convolution, data gradient or weight gradient takes,
+	// 1..65536 (default: as many as the scratch's bound allows, see
+	// ops/convolution_winograd.go). Smaller parts keep the transforms'
+	// results small enough to stay in the device's cache between the
+	// passes, at the cost of more, smaller dispatches.
+	WinogradPart int
 }
 
 // ConvolutionTileCount is the number of GEMM tile shapes shipped.
@@ -248,6 +255,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: depthwise rows (dwrows) %d: want 1..8", ErrTuning, t.DepthwiseRows)
 	case t.Splits < 0 || t.Splits > 4096:
 		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
+	case t.WinogradPart < 0 || t.WinogradPart > 1<<16:
+		return fmt.Errorf("%w: Winograd part (winopart) %d: want 1..65536", ErrTuning, t.WinogradPart)
 	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
 		return fmt.Errorf("%w: compute units (units) %d: want 1..65536", ErrTuning, t.ComputeUnits)
 	case t.Path == ConvolutionPathCoopMat && t.NoCoopMat:
@@ -358,6 +367,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoWinogradChannelsFast {
 		parts = append(parts, "winocf=0")
 	}
+	if t.WinogradPart != 0 {
+		parts = append(parts, "winopart="+strconv.Itoa(t.WinogradPart))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -366,6 +378,7 @@ func (t ConvolutionTuning) String() string {
 // with that tile), direct=1, coopmat (1: force cooperative matrices, 0:
 // refuse them), cooptile (a cooperative-matrix tile index: cooperative
 // matrices forced with that tile; with coopmat=1 or alone), splits, units,
+// winopart,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
 // on, the default; 0: off), dwexact (1: on), tapsplit, col2im, im2col and winoxhalf (1:
@@ -482,17 +495,20 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			} else {
 				t.DepthwiseRows = n
 			}
-		case k == "splits", k == "units":
+		case k == "splits", k == "units", k == "winopart":
 			if n == 0 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)
 			}
-			if k == "splits" {
+			switch k {
+			case "splits":
 				t.Splits = n
-			} else {
+			case "units":
 				t.ComputeUnits = n
+			default:
+				t.WinogradPart = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, winopart)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -54,6 +54,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"winoquads=0", ops.ConvolutionTuning{NoWinogradQuads: true}, "winoquads=0"},
 		{"winoquads=1", ops.ConvolutionTuning{}, ""},
 		{"winocf=0,winoquads=0", ops.ConvolutionTuning{NoWinogradQuads: true, NoWinogradChannelsFast: true}, "winoquads=0,winocf=0"},
+		{"winopart=4,splits=2", ops.ConvolutionTuning{Splits: 2, WinogradPart: 4}, "splits=2,winopart=4"},
 		{"winocoop=0,coopmat=0", ops.ConvolutionTuning{NoWinogradCoopMat: true, NoCoopMat: true}, "coopmat=0,winocoop=0"},
 		{"winocoop=1,winograd=1,cooptile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, Winograd: true, WinogradCoopMat: true},
 			"cooptile=2,winograd=1,winocoop=1"},
@@ -71,13 +72,14 @@ func TestConvolutionTuningText(t *testing.T) {
 		"tile=1,tile=1", "tile=1,direct=1", "direct=2", "coopmat=1,coopmat=0", "coopmat=1,tile=0", "small=3", "wgs=256",
 		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
 		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x",
-		"winocoop=1,winocoop=0", "winocoop=2", "packed=2", "phasetaps=3", "tapsplit=2", "tapsplit=1,tapsplit=0", "col2im=2", "col2im=1,col2im=0", "winoxhalf=2", "im2col=2", "im2col=1,im2col=0", "winoxhalf=1,winoxhalf=0", "dwstrip=0", "dwstrip=9", "dwvec=2", "winoquads=2", "winocf=3", "winocoop=1,winograd=0", "coopmat=0,winocoop=1"}
+		"winocoop=1,winocoop=0", "winocoop=2", "packed=2", "phasetaps=3", "tapsplit=2", "tapsplit=1,tapsplit=0", "col2im=2", "col2im=1,col2im=0", "winoxhalf=2", "im2col=2", "im2col=1,im2col=0", "winoxhalf=1,winoxhalf=0", "dwstrip=0", "dwstrip=9", "dwvec=2", "winoquads=2", "winocf=3", "winocoop=1,winograd=0", "coopmat=0,winocoop=1",
+		"winopart=0", "winopart=-1", "winopart=70000"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)
 	}
 	for _, tu := range []ops.ConvolutionTuning{{Path: -1}, {Path: 9}, {Tile: 1}, {Path: ops.ConvolutionPathTiled, Tile: ops.ConvolutionTileCount()},
-		{Splits: -1}, {ComputeUnits: -2}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true},
+		{Splits: -1}, {ComputeUnits: -2}, {WinogradPart: -1}, {Path: ops.ConvolutionPathCoopMat, NoCoopMat: true},
 		{CoopTile: 1}, {Path: ops.ConvolutionPathTiled, CoopTile: 1}, {Path: ops.ConvolutionPathCoopMat, CoopTile: -1},
 		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}, {Winograd: true, NoWinograd: true},
 		{WinogradCoopMat: true, NoWinograd: true}, {WinogradCoopMat: true, NoCoopMat: true},

@@ -162,6 +162,9 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 		return p.total
 	}
 	p.part = largest(j.batches, func(nb int) bool { return layout(nb) <= room })
+	if w := e.tune.WinogradPart; w > 0 {
+		p.part = min(p.part, w)
+	}
 	if p.part == 0 {
 		return convWinogradPlan{}, false
 	}
@@ -493,6 +496,9 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	// D and V of a part take at most half the room; the partial sums the
 	// rest.
 	p.part = largest(nb, func(b int) bool { return perPart(b) <= room/2 })
+	if w := e.tune.WinogradPart; w > 0 {
+		p.part = min(p.part, w)
+	}
 	if p.part == 0 {
 		return p, false, nil
 	}
