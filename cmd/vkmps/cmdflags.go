@@ -25,6 +25,16 @@ func convTuningFlag(fs *flag.FlagSet, t *ops.ConvolutionTuning) {
 	})
 }
 
+// argmaxFlag registers --argmax of the training commands: max pooling
+// nodes record each window's argmax in the forward (a byte or two per
+// output) for their gradient, which then reads it instead of the source
+// (graph.CompileOptions.RecordArgmax; the same gradient). On by default:
+// PyTorch records indices too, and recording was the cheaper of the two
+// for every max pooling shape measured (README's training pairs).
+func argmaxFlag(fs *flag.FlagSet, on *bool) {
+	fs.BoolVar(on, "argmax", true, "max pooling nodes record their argmax for the gradient (false: the gradient recomputes it from the source, as MPSCNNPoolingMaxGradient does)")
+}
+
 // parseInterleaved parses args into fs, allowing flags before and after
 // positional arguments ("vkmps graph run g.json --in x=x.npy"), and returns
 // the positional arguments. -h prints c's usage to stdout, as parse does;

@@ -21,9 +21,9 @@ import (
 // graphUsage follows "usage: vkmps graph"; the subcommands' usage follows
 // "usage: vkmps graph run" and "usage: vkmps graph train".
 var (
-	graphUsage      = "run|train " + graphUsageRun + "\n       vkmps graph train ... [--loss NAME] [--argmax]" + graphUsageBody
+	graphUsage      = "run|train " + graphUsageRun + "\n       vkmps graph train ... [--loss NAME] [--argmax=false]" + graphUsageBody
 	graphUsageRun   = "FILE.json --in NAME=FILE.npy... [--out DIR] [--fetch NAME]... [--iters N] [--device D]"
-	graphUsageTrain = graphUsageRun + "\n                         [--loss NAME] [--argmax]" +
+	graphUsageTrain = graphUsageRun + "\n                         [--loss NAME] [--argmax=false]" +
 		"\n                         [--optimizer sgd|momentum|nesterov|rmsprop|adam --lr F [--momentum F] [--weight-decay F]" +
 		"\n                          --steps N | --epochs N --batch N [--seed N] [--log FILE.jsonl] [--save DIR] [--load DIR] [--plot FILE.png]]"
 )
@@ -188,7 +188,7 @@ func runGraph(ctx context.Context, e *env, args []string) (err error) {
 	convTuningFlag(fs, &j.tuning)
 	if j.train {
 		fs.StringVar(&j.loss, "loss", "", "the loss node to train from (default: \"loss\" in FILE)")
-		fs.BoolVar(&j.argmax, "argmax", false, "max pooling nodes record their argmax for the gradient")
+		argmaxFlag(fs, &j.argmax)
 		j.opt.register(fs)
 	}
 	pos, err := parseInterleaved(sub, e, fs, args[1:])

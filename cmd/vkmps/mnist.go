@@ -24,7 +24,7 @@ var lenet5JSON []byte
 const trainUsage = `mnist|synthetic ...  (vkmps train synthetic --help: speed on random data)
        vkmps train mnist [--data mnist|fashion-mnist] [--data-dir DIR] [--model FILE.json]
                    [--epochs N] [--batch N] [--optimizer OPT] [--lr F] [--momentum F] [--weight-decay F]
-                   [--seed N] [--train-limit N] [--test-limit N] [--out DIR] [--device D]
+                   [--seed N] [--train-limit N] [--test-limit N] [--out DIR] [--device D] [--argmax=false]
 
 Trains LeNet-5 (conv5x5-relu-maxpool-conv5x5-relu-maxpool-fc120-relu-fc84-
 relu-fc10, softmax cross-entropy; models/lenet5.json, editable: --model) on
@@ -58,6 +58,7 @@ type mnistJob struct {
 	steps                 int
 	noShuffle             bool
 	initOut               string
+	argmax                bool // --argmax: max pooling records its argmax
 	accuracies            []float64
 }
 
@@ -93,6 +94,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&j.evalBatch, "eval-batch", 1000, "test-set batch `N`")
 	fs.IntVar(&j.steps, "steps", 0, "stop after `N` steps (0: --epochs' worth)")
 	fs.BoolVar(&j.noShuffle, "no-shuffle", false, "take the training images in file order (to compare step by step with another framework)")
+	argmaxFlag(fs, &j.argmax)
 	fs.StringVar(&j.initOut, "init-out", "", "write the initial parameters to `DIR` as .npy before training")
 	pos, err := parseInterleaved(sub, e, fs, args[1:])
 	if err != nil {
@@ -187,7 +189,7 @@ func (j *mnistJob) run(ctx context.Context, e *env) (err error) {
 		}
 	}()
 	ex, err := g.Compile(dev, graph.CompileOptions{Inputs: ds.BatchShapes(j.batch), Outputs: []*graph.Image{lossIm}, Compute: updates,
-		Mode: graph.ModeTraining, Pipelined: true, Timestamps: dev.Limits().TimestampsSupported})
+		Mode: graph.ModeTraining, Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, RecordArgmax: j.argmax})
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}

@@ -21,7 +21,7 @@ import (
 const slowestNodes = 12
 
 const syntheticUsage = `FILE.json [--input NAME=N,C,H,W]... [--batch N] [--steps N] [--warmup D] [--dtype float32|float16]
-                   [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--scratch-per-kernel]
+                   [--optimizer OPT] [--lr F] [--momentum F] [--conv-tuning KEY=N,...] [--argmax=false] [--scratch-per-kernel]
                    [--upload] [--json FILE.jsonl] [--device D]
 
 Measures training steps of a model on random data: the inputs the loss
@@ -47,6 +47,7 @@ type syntheticJob struct {
 	tuning                    ops.ConvolutionTuning // --conv-tuning
 	scratchPerKernel          bool
 	upload                    bool // --upload: feed the inputs to every step
+	argmax                    bool // --argmax: max pooling records its argmax
 }
 
 func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
@@ -82,6 +83,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	fs.StringVar(&j.json, "json", "", "append the results as one JSON line to `FILE.jsonl`")
 	fs.StringVar(&j.device, "device", "", "device index or part of its name")
 	convTuningFlag(fs, &j.tuning)
+	argmaxFlag(fs, &j.argmax)
 	fs.BoolVar(&j.scratchPerKernel, "scratch-per-kernel", false, "give every convolution-family kernel its own scratch (default: one shared)")
 	fs.BoolVar(&j.upload, "upload", false, "upload the random inputs to every step, as training on a data set does (default: written once, they stay on the device, as PyTorch's bench/torch_resnet18.py keeps its batch)")
 	pos, err := parseInterleaved(sub, e, fs, args)
@@ -167,7 +169,7 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	}()
 	opts := graph.CompileOptions{Inputs: shapes, Outputs: []*graph.Image{lossIm}, Compute: updates, Mode: graph.ModeTraining,
 		Pipelined: true, Timestamps: dev.Limits().TimestampsSupported, Format: format, ConvolutionTuning: j.tuning,
-		ScratchPerKernel: j.scratchPerKernel}
+		ScratchPerKernel: j.scratchPerKernel, RecordArgmax: j.argmax}
 	stepFeeds := feeds // what each step is fed
 	if !j.upload {
 		stepFeeds = map[string][]float32{}
@@ -287,7 +289,8 @@ func runSynthetic(ctx context.Context, e *env, args []string) (err error) {
 	}
 	rec := map[string]any{"model": j.file, "device": dev.Info().Name, "driver": dev.Info().DriverVersion, "dtype": j.dtype, "optimizer": j.opt.optimizer,
 		"steps": loop.steps, "warmup_steps": warmSteps, "ms_per_step": per.Seconds() * 1e3, "gpu_ms_per_step": loop.gpu.Seconds() * 1e3 / float64(loop.steps),
-		"gpu_busy": busy, "submissions_per_step": float64(subs) / float64(loop.steps), "date": time.Now().UTC().Format(time.RFC3339)}
+		"gpu_busy": busy, "submissions_per_step": float64(subs) / float64(loop.steps), "date": time.Now().UTC().Format(time.RFC3339),
+		"argmax": j.argmax}
 	split := map[string]float64{}
 	for k, v := range prof {
 		split[k] = v.Seconds() * 1e3

@@ -74,6 +74,7 @@ func TestTrainSynthetic(t *testing.T) {
 		Commands   int       `json:"commands_per_step"`
 		Barriers   *int      `json:"barriers_per_step"`
 		Upload     *bool     `json:"upload"`
+		Argmax     *bool     `json:"argmax"`
 		Nodes      []struct {
 			Name, Op string
 			MS       float64
@@ -88,6 +89,8 @@ func TestTrainSynthetic(t *testing.T) {
 	require.Contains(t, r.stdout, fmt.Sprintf("each step: inputs kept on the device, %d commands, %d barriers", rec.Commands, *rec.Barriers))
 	require.NotNil(t, rec.Upload)
 	require.False(t, *rec.Upload)
+	require.NotNil(t, rec.Argmax)
+	require.True(t, *rec.Argmax, "max pooling records its argmax by default")
 	require.Equal(t, 3, rec.Steps)
 	require.GreaterOrEqual(t, rec.Warmup, 10)
 	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
@@ -109,10 +112,11 @@ func TestTrainSynthetic(t *testing.T) {
 
 	// --conv-tuning reaches the convolutions, is printed and recorded;
 	// --scratch-per-kernel leaves no shared scratch; --upload feeds the
-	// inputs to every step.
+	// inputs to every step; --argmax=false has max pooling's gradient
+	// recompute its argmax.
 	out2 := filepath.Join(t.TempDir(), "tuned.jsonl")
 	r = mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
-		"--input", "labels=10,1,1", "--steps", "2", "--warmup", "0s", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--upload", "--json", out2)
+		"--input", "labels=10,1,1", "--steps", "2", "--warmup", "0s", "--conv-tuning", "direct=1", "--scratch-per-kernel", "--upload", "--argmax=false", "--json", out2)
 	require.Contains(t, r.stdout, "convolution tuning: direct=1")
 	require.Contains(t, r.stdout, "each step: inputs uploaded, ")
 	require.Contains(t, r.stdout, "shared convolution scratch 0.0 MiB")
@@ -124,9 +128,12 @@ func TestTrainSynthetic(t *testing.T) {
 		Scratch   *float64 `json:"scratch_mib"`
 		Warmup    int      `json:"warmup_steps"`
 		Upload    bool     `json:"upload"`
+		Argmax    *bool    `json:"argmax"`
 	}
 	require.NoError(t, json.Unmarshal(b, &tuned), string(b))
 	require.True(t, tuned.Upload)
+	require.NotNil(t, tuned.Argmax)
+	require.False(t, *tuned.Argmax)
 	require.Equal(t, "direct=1", tuned.Tuning)
 	require.True(t, tuned.PerKernel)
 	require.NotNil(t, tuned.Scratch)
