@@ -119,10 +119,17 @@ const (
 // batch normalization, forward or gradient, runs as one fused dispatch
 // (one workgroup per channel: sums, merge and apply; see
 // glsl/batch_normalization_common.glsl's T_FUSED) instead of three, when
-// the batch is one dispatch: ResNet-18's 14x14 and 7x7 layers at batch 32.
-// The fused pass computes the same values in the same order as the three
-// passes over one chunk per channel.
-const bnFusedValues = 8192
+// the batch is one dispatch: ResNet-18's 28x28, 14x14 and 7x7 layers at
+// batch 32 (25088, 6272 and 1568 values). The fused pass computes the
+// same values in the same order as the three passes over one chunk per
+// channel. On an H200 (bench/results/h200-2026-11-29-s6, run 6) taking
+// the 28x28 layers too (the bound 8192 before) took ResNet-18's float32
+// training step from 8.542 to 8.453 ms and float16 from 5.861 to 5.804
+// (its batch normalizations' profiled time 1012 -> 941 µs and 807 ->
+// 748); fusing the 56x56 layers as well (100352 values, 64 workgroups,
+// with workgroups of 512) gained 8 µs more in float32 and lost 15 in
+// float16.
+const bnFusedValues = 32768
 
 // fused reports whether a batch of values values per channel, one
 // dispatch, runs fused: not while a test sets the chunk size.

@@ -19,3 +19,6 @@ func BNLastFused(k interface{ bnCoreOf() *bnCore }) bool { return k.bnCoreOf().l
 func (k *BatchNormalization) bnCoreOf() *bnCore                   { return &k.bnCore }
 func (k *BatchNormalizationGradient) bnCoreOf() *bnCore           { return &k.bnCore }
 func (k *BatchNormalizationStatisticsGradient) bnCoreOf() *bnCore { return &k.g.bnCore }
+
+// BNFusedValues is bnFusedValues.
+const BNFusedValues = bnFusedValues

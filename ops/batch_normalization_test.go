@@ -477,7 +477,9 @@ func TestBatchNormalizationLargeTensorsAreSplit(t *testing.T) {
 // with and without a fused neuron.
 func TestBatchNormalizationFusedMatchesPasses(t *testing.T) {
 	dev := vktest.Open(t)
-	for i, c := range bnCases(dev) {
+	// Also a channel of 2 x 96 x 90 = 17280 values (one workgroup a
+	// channel, as ResNet-18's 28x28 layers at batch 32).
+	for i, c := range append(bnCases(dev), bnCase{n: 2, c: 3, h: 96, w: 90, training: true, scale: 1, neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}) {
 		if !c.training {
 			continue
 		}
@@ -501,5 +503,24 @@ func TestBatchNormalizationFusedMatchesPasses(t *testing.T) {
 				assert.True(t, sameBits(fused[j], passes[j]), "%s differs:\nfused  %v\npasses %v", what, fused[j], passes[j])
 			}
 		})
+	}
+}
+
+// TestBatchNormalizationFusedBound: training batches of up to
+// ops.BNFusedValues values per channel run fused by default, larger ones
+// as the three passes; both match the reference.
+func TestBatchNormalizationFusedBound(t *testing.T) {
+	dev := vktest.Open(t)
+	r := rand.New(rand.NewSource(41))
+	for _, c := range []bnCase{
+		{n: 2, c: 2, h: 128, w: 128, training: true, scale: 1}, // 32768 values a channel
+		{n: 1, c: 2, h: 129, w: 255, training: true, scale: 1}, // 32895
+	} {
+		s := bnNewSetup(t, dev, r, c, 1e-5)
+		bnRun(t, dev, c, s)
+		bnCheck(t, c, s, bnReference(t, c, s, 1e-5))
+		fused := c.n*c.h*c.w <= ops.BNFusedValues
+		assert.Equal(t, fused, ops.BNLastFused(s.bn), "%v: forward fused", c)
+		assert.Equal(t, fused, ops.BNLastFused(s.grad), "%v: gradient fused", c)
 	}
 }
