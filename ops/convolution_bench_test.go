@@ -58,6 +58,8 @@ func convBenchShapes() []convBenchShape {
 		// rows covers half of one.
 		{"depthwise3x3-960-7", 32, 960, 7, 7, 960, 3, 1, 1, 960, false},
 		{"vgg3x3-128", 16, 128, 112, 112, 128, 3, 1, 1, 1, false},
+		// ResNet's classifier: 512 features to 1000 classes at batch 32.
+		{"resnet-fc512-1000", 32, 512, 1, 1, 1000, 1, 1, 0, 1, true},
 		{"lenet-conv1-b64", 64, 1, 28, 28, 6, 5, 1, 0, 1, false},
 		{"lenet-conv2-b64", 64, 6, 12, 12, 16, 5, 1, 0, 1, false},
 		{"lenet-fc256-120-b64", 64, 256, 1, 1, 120, 1, 1, 0, 1, true},

@@ -734,3 +734,39 @@ func TestReduceLanes(t *testing.T) {
 		}
 	}
 }
+
+// Fully connected layers of a small batch split their K where their
+// tiles would leave most multiprocessors idle (fewTileSplits): ResNet's
+// classifier (512 -> 1000 at batch 32) forward and data gradient on an
+// H100, each split at least 4 slices deep and into no more workgroups
+// than about one a multiprocessor; not where the split is not allowed,
+// the tuning sets a count, K is shallow (LeNet-5's 256 -> 120) or the
+// tiles fill the device.
+func TestConvFewTileSplits(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		m, n, k int
+	}{{"classifier fwd", 1000, 32, 512}, {"classifier dx", 512, 32, 1000}} {
+		got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1, false, false, true)
+		cfg := gemmTiles[got.tile].cfg
+		wgs := (c.m + cfg.bm - 1) / cfg.bm * ((c.n + cfg.bn - 1) / cfg.bn)
+		if got.path != convPathTiled || got.splits < 2 || got.chunk < 4*cfg.bk || got.splits*got.chunk < c.k ||
+			(got.splits-1)*wgs > int(convH100.ComputeUnits) {
+			t.Errorf("%s: %+v (%d workgroups a split)", c.name, got, wgs)
+		}
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1, false, false, false); got.splits > 1 {
+			t.Errorf("%s without splits allowed: %+v", c.name, got)
+		}
+		if got := gemmChoose(convH100, ConvolutionTuning{Splits: 1}, nil, c.m, c.n, c.k, 1, 1, false, false, true); got.splits != 1 {
+			t.Errorf("%s under splits=1: %+v", c.name, got)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		m, n, k int
+	}{{"lenet fc1", 120, 64, 256}, {"1x1-512-2048 fwd", 2048, 32 * 49, 512}, {"wide classifier", 1000, 4096, 512}} {
+		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1, false, false, true); got.splits != 1 {
+			t.Errorf("%s: %+v", c.name, got)
+		}
+	}
+}

@@ -326,3 +326,14 @@ func ConvReduceLanes(dev *vk.Device, splits, count int) int {
 	lim := dev.Limits()
 	return reduceLanes(gemmUnits(lim, ConvolutionTuning{}), workgroup(lim), splits, count)
 }
+
+// ConvSplitK reports whether kernel k ran an image GEMM on the tiles with
+// its K split (any tile).
+func ConvSplitK(k any) bool {
+	for key := range k.(interface{ engine() *convEngine }).engine().pipes {
+		if key.shader == spirv.ConvolutionGemm && key.splitk == 1 {
+			return true
+		}
+	}
+	return false
+}

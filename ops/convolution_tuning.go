@@ -70,7 +70,10 @@ type ConvolutionTuning struct {
 	// a chunk never under one slice of the tile; image GEMMs on the tiles
 	// unsplit but those from windows of several taps, 1024 deep or more,
 	// that would give multiprocessors fewer than two workgroups of the
-	// 64x128 tile, which run on it in 2 splits; on cooperative matrices
+	// 64x128 tile, which run on it in 2 splits, and those 512 deep or
+	// more whose tiles would give at most every other multiprocessor a
+	// workgroup (fully connected layers of a small batch), split into
+	// about one workgroup a multiprocessor; on cooperative matrices
 	// split where their tiles would leave multiprocessors idle; the
 	// phases by tap, see TapSplit; the Winograd products of a convolution
 	// or data gradient on the float32 tiles over the input channels,

@@ -478,7 +478,8 @@ func convCoopRuns(lim vk.Limits, c convChoice) bool {
 // GEMM's path is chosen; a test's forced choice comes first, then the
 // kernel's tuning, then cooperative matrices where convCoopDefault says
 // so and the device runs them (not under NoCoopMat), then the cheapest
-// tile and split count under gemmCost (gemmBest).
+// tile and split count under gemmCost (gemmBest), its K split where its
+// tiles would leave most multiprocessors idle (fewTileSplits).
 func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, taps, z int, f16, coop, split bool) convChoice {
 	c, forced := gemmForced(lim, t, force, f16, coop)
 	if forced && c.path == convPathCoopMat {
@@ -502,7 +503,40 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 	} else if s, ok := tiledImageSplits(lim, t, m, n, k, taps, z, split); ok {
 		return s
 	}
-	return gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only)
+	return fewTileSplits(lim, t, gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only), m, n, k, z, split)
+}
+
+// fewTileSplitDepth is the shallowest K fewTileSplits splits.
+const fewTileSplitDepth = 512
+
+// fewTileSplits returns c, an image GEMM's choice on the tiles (z GEMMs
+// of m x n outputs, depth k), with its K split where split allows it, the
+// tuning sets no split count, c is unsplit, its tiles would give at most
+// every other multiprocessor a workgroup and k is fewTileSplitDepth or
+// more: in as many splits as give each multiprocessor about one, each at
+// least 4 slices deep; else c. Fully connected layers of a small batch
+// are such GEMMs: ResNet-18's classifier (512 -> 1000 at batch 32) gives
+// its forward 32 workgroups of 32 x 32 and its data gradient 16. On an
+// H200 (bench/results/h200-2026-11-29-s6, run 7, float32 µs; float16
+// alike) the forward took 26.2 unsplit, 14.5 in 4 splits and 14.3 in 8;
+// the data gradient (K 1000) 43.7, 18.7 and 15.4 (17.0 in 16).
+func fewTileSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, z int, split bool) convChoice {
+	if !split || t.Splits != 0 || c.path != convPathTiled || c.splits > 1 || k < fewTileSplitDepth {
+		return c
+	}
+	cfg := gemmTiles[c.tile].cfg
+	units := gemmUnits(lim, t)
+	wgs := (m + cfg.bm - 1) / cfg.bm * ((n + cfg.bn - 1) / cfg.bn) * z
+	if 2*wgs > units {
+		return c
+	}
+	s := min((units+wgs-1)/wgs, k/(4*cfg.bk), int(lim.MaxComputeWorkGroupCount[2])/max(z, 1))
+	if s < 2 {
+		return c
+	}
+	c.chunk = ((k+s-1)/s + cfg.bk - 1) / cfg.bk * cfg.bk
+	c.splits = (k + c.chunk - 1) / c.chunk
+	return c
 }
 
 // tiledSplitDepth and tiledSplitTile: see tiledImageSplits.
