@@ -740,8 +740,8 @@ func TestReduceLanes(t *testing.T) {
 // classifier (512 -> 1000 at batch 32) forward and data gradient on an
 // H100, each split at least 4 slices deep and into no more workgroups
 // than about one a multiprocessor; not where the split is not allowed,
-// the tuning sets a count, K is shallow (LeNet-5's 256 -> 120) or the
-// tiles fill the device.
+// the tuning sets a count, K is shallow (LeNet-5's 256 -> 120), the
+// work is small (under 2^23 multiply-adds) or the tiles fill the device.
 func TestConvFewTileSplits(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -764,7 +764,8 @@ func TestConvFewTileSplits(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		m, n, k int
-	}{{"lenet fc1", 120, 64, 256}, {"1x1-512-2048 fwd", 2048, 32 * 49, 512}, {"wide classifier", 1000, 4096, 512}} {
+	}{{"lenet fc1", 120, 64, 256}, {"1x1-512-2048 fwd", 2048, 32 * 49, 512}, {"wide classifier", 1000, 4096, 512},
+		{"small work", 40, 32, 600}} {
 		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1, false, false, true); got.splits != 1 {
 			t.Errorf("%s: %+v", c.name, got)
 		}

@@ -168,13 +168,13 @@ func fcDataCheck(t *testing.T, dev *vk.Device, c fcCase, r *rand.Rand, force fun
 	require.NoError(t, convCompare(got, rdx.Data, mdx.Data, c.o, 1, false), "dx %v", c)
 }
 
-// A fully connected layer of a small batch over 600 inputs to 520 outputs splits the K
+// A fully connected layer of a batch of 32 over 600 inputs to 520 outputs splits the K
 // of its forward and data gradient by default (its tiles would leave
 // most multiprocessors idle: ops/gemm.go's fewTileSplits) and matches
 // the reference, in float32 and float16, with a bias and a fused neuron.
 func TestFullyConnectedSplitsFewTiles(t *testing.T) {
 	dev := vktest.Open(t)
-	c := fcCase{n: 3, c: 150, h: 2, w: 2, o: 520, bias: true, neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}
+	c := fcCase{n: 32, c: 150, h: 2, w: 2, o: 520, bias: true, neuron: ops.NewNeuronDescriptor(ops.NeuronReLU)}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
 			continue

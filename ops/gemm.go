@@ -506,22 +506,28 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 	return fewTileSplits(lim, t, gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only), m, n, k, z, split)
 }
 
-// fewTileSplitDepth is the shallowest K fewTileSplits splits.
-const fewTileSplitDepth = 512
+// fewTileSplitDepth is the shallowest K fewTileSplits splits, and
+// fewTileSplitWork the fewest multiply-adds (m x n x k x z).
+const (
+	fewTileSplitDepth = 512
+	fewTileSplitWork  = 1 << 23
+)
 
 // fewTileSplits returns c, an image GEMM's choice on the tiles (z GEMMs
 // of m x n outputs, depth k), with its K split where split allows it, the
 // tuning sets no split count, c is unsplit, its tiles would give at most
-// every other multiprocessor a workgroup and k is fewTileSplitDepth or
-// more: in as many splits as give each multiprocessor about one, each at
-// least 4 slices deep; else c. Fully connected layers of a small batch
+// every other multiprocessor a workgroup, k is fewTileSplitDepth or more
+// and the GEMM fewTileSplitWork multiply-adds or more (smaller ones gain
+// less than a second pass costs): in as many splits as give each
+// multiprocessor about one, each at least 4 slices deep; else c. Fully connected layers of a small batch
 // are such GEMMs: ResNet-18's classifier (512 -> 1000 at batch 32) gives
 // its forward 32 workgroups of 32 x 32 and its data gradient 16. On an
 // H200 (bench/results/h200-2026-11-29-s6, run 7, float32 µs; float16
 // alike) the forward took 26.2 unsplit, 14.5 in 4 splits and 14.3 in 8;
 // the data gradient (K 1000) 43.7, 18.7 and 15.4 (17.0 in 16).
 func fewTileSplits(lim vk.Limits, t ConvolutionTuning, c convChoice, m, n, k, z int, split bool) convChoice {
-	if !split || t.Splits != 0 || c.path != convPathTiled || c.splits > 1 || k < fewTileSplitDepth {
+	if !split || t.Splits != 0 || c.path != convPathTiled || c.splits > 1 || k < fewTileSplitDepth ||
+		uint64(m)*uint64(n)*uint64(k)*uint64(z) < fewTileSplitWork {
 		return c
 	}
 	cfg := gemmTiles[c.tile].cfg
