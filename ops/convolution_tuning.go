@@ -71,8 +71,9 @@ type ConvolutionTuning struct {
 	// unsplit but those from windows of several taps, 1024 deep or more,
 	// that would give multiprocessors fewer than two workgroups of the
 	// 64x128 tile, which run on it in 2 splits, and those 512 deep or
-	// more whose tiles would give at most every other multiprocessor a
-	// workgroup (fully connected layers of a small batch), split into
+	// more, of 2^23 multiply-adds or more, whose tiles would give at most
+	// every other multiprocessor a workgroup (fully connected layers of a
+	// small batch), split into
 	// about one workgroup a multiprocessor; on cooperative matrices
 	// split where their tiles would leave multiprocessors idle; the
 	// phases by tap, see TapSplit; the Winograd products of a convolution
