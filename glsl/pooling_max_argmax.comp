@@ -32,8 +32,8 @@ layout(std430, binding = 2) writeonly buffer Argmax { uint am[]; };
 // selects per tap, no NaN or edge bookkeeping. A strip outside that case
 // (rare: NaNs, or a border window whose maximum is 0 under EdgeZero, or
 // -inf or no tap under EdgeClamp) runs the full pass below (TWO_PHASE's
-// choice) again from memory, so both give the same bits. Off by default:
-// not yet timed on a GPU (Tuning argmax=3 and 4 turn it on).
+// choice) again from memory, so both give the same bits. On by default
+// (ops' argmaxFast; Tuning argmax=1 and 2 turn it off).
 layout(constant_id = 19) const bool FAST = false;
 
 const int PER = 32 / AMBITS;

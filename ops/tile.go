@@ -302,6 +302,7 @@ type passKey struct {
 	vstore     int8 // vector store width (vectorStore), 0 for none
 	f16        bool // float16 images: the shader's "f16" variant
 	pz         int8 // planes per invocation (stripPlanes)
+	packed     bool // the "packedf16" build (halfArithmetic)
 	lx, ly, lz int16
 }
 
@@ -377,6 +378,7 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	}
 	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
+	k.packed = ps.halfArithmetic(pass, src.format, vw)
 	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
@@ -398,6 +400,28 @@ func fewerPlanes(pz, items int) int {
 		pz /= 2
 	}
 	return pz
+}
+
+// halfArithmetic reports whether a direct pass over images of format f,
+// loaded vw values at a time, takes the "packedf16" build, whose fast pass
+// computes on halves (Tuning.NoHalfArithmetic): for float16 images on
+// devices with shaderFloat16, in the max and dilated-max forwards' value
+// passes (which have a fast pass), where the strips load at least pairs
+// and the windows' columns are neighbours (dilation 1 along x). There the
+// window rows' maxima are taken on pairs of neighbouring columns (f16vec2),
+// then each window's maximum over its columns: a max of halves is exact,
+// so the results are the bits of the float32 arithmetic.
+//
+// On an H200 (bench/results/h200-2026-11-29-s7, run 6) the float16 max
+// forward at 112x112 (3x3, stride 2) took 28.8 µs against 32.3, at 56x56
+// (2x2) 42.7 against 42.9; dilated max (3x3, dilation 2), whose odd
+// columns the word maxima compute for nothing, got slower (47.8 against
+// 46.1 at 112, 80.3 against 73.8 at 56), so it keeps the float32 pass.
+func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
+	if f != Float16 || !ps.dev.Limits().Float16Arithmetic || ps.tune.NoHalfArithmetic || vw < 2 || ps.geom.DilationX != 1 {
+		return false
+	}
+	return pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax
 }
 
 // stripPlanes returns the planes one invocation of a direct pass computes,
@@ -464,8 +488,11 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		}
 	}
 	name := ""
-	if ps.global {
+	switch {
+	case ps.global:
 		name = "global"
+	case k.packed:
+		name = "packed"
 	}
 	sh, err := variant(ps.shader(k.pass), name, k.f16)
 	if err != nil {

@@ -21,6 +21,7 @@ func TestParseTuning(t *testing.T) {
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
 		"gvec=1,gathercx=2":                              {GatherCells: 2},
 		"pz=4,gatherpz=2":                                {StripPlanes: 4, GatherPlanes: 2},
+		"half=0":                                         {NoHalfArithmetic: true},
 		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
 		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
 	} {

@@ -170,6 +170,10 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{StripPlanes: 4, GatherPlanes: 4},
 		{StripPlanes: 2, GatherPlanes: 2, StripWidth: 8, LoadWidth: 8, GatherCells: 4},
 		{StripPlanes: 4, GatherPlanes: 2, NoFastMax: true, NoGatherVectorStores: true},
+		// float16 taps of the max forwards' fast pass converted to float32
+		// (where the default computes on halves: devices with
+		// shaderFloat16).
+		{NoHalfArithmetic: true},
 		{StripWidth: 2, LoadWidth: 2, StripPlanes: 2},
 	}
 	for _, half := range []bool{false, true} {

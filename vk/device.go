@@ -159,6 +159,7 @@ func Open(opts Options) (*Device, error) {
 	if opts.NoFloat16Storage {
 		info.Limits.Float16Storage = false
 		info.Limits.CooperativeMatrixNV = nil // its float16 shaders need the storage
+		info.Limits.Float16Arithmetic = false
 	}
 	d := &Device{
 		info:      info,
@@ -201,6 +202,9 @@ func (d *Device) init(opts Options) error {
 		// describe found every extension and feature listed.
 		features |= C.VKMPS_FEATURE_COOPMAT_NV | C.VKMPS_FEATURE_FLOAT16 | C.VKMPS_FEATURE_MEMORY_MODEL
 		exts = append(exts, coopMatExtensions...)
+	} else if d.info.Limits.Float16Arithmetic {
+		features |= C.VKMPS_FEATURE_FLOAT16
+		exts = append(exts, float16Extension)
 	}
 	ce, freeExts := cStrings(exts)
 	defer freeExts()

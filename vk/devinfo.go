@@ -97,6 +97,11 @@ type Limits struct {
 	// operations in compute shaders. Open enables those extensions and features then. nil
 	// otherwise.
 	CooperativeMatrixNV []CooperativeMatrixShape
+	// Float16Arithmetic: the device has shaderFloat16
+	// (VK_KHR_shader_float16_int8) as well as Float16Storage, which Open
+	// enables, so shaders may compute on half values (ops's packed float16
+	// pooling passes).
+	Float16Arithmetic bool
 	// ComputeUnits is the device's count of multiprocessors where it
 	// reports one (VK_NV_shader_sm_builtins' shaderSMCount); 0 when
 	// unknown. Kernels size their work to fill the device with it.
@@ -315,6 +320,11 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 		info.Limits.Float16Storage = f2.ok != 0 && f2.storage_buffer_16bit != 0
 		info.pipelineStats = hasStats && f2.ok != 0 && f2.pipeline_executable_info != 0
 		info.Limits.CooperativeMatrixNV = in.coopMatShapes(pd, exts, &p2, info.Limits.Float16Storage)
+		if info.Limits.Float16Storage && exts[float16Extension] {
+			var f C.vkmps_coop_features
+			C.vkmps_get_coop_features(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), 0, 1, 0, &f)
+			info.Limits.Float16Arithmetic = f.ok != 0 && f.shader_float16 != 0
+		}
 	}
 
 	var mp vkg.PhysicalDeviceMemoryProperties
@@ -340,7 +350,10 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 
 // coopMatExtensions are the device extensions a device made for the
 // cooperative-matrix shaders enables (Limits.CooperativeMatrixNV).
-var coopMatExtensions = []string{"VK_NV_cooperative_matrix", "VK_KHR_shader_float16_int8", "VK_KHR_vulkan_memory_model"}
+var coopMatExtensions = []string{"VK_NV_cooperative_matrix", float16Extension, "VK_KHR_vulkan_memory_model"}
+
+// float16Extension has shaderFloat16 (Limits.Float16Arithmetic).
+const float16Extension = "VK_KHR_shader_float16_int8"
 
 // coopMatShapes returns the subgroup-scope cooperative matrix shapes of
 // pd when it has everything the cooperative-matrix shaders need (see

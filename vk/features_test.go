@@ -31,7 +31,9 @@ func TestFloat16StorageFeature(t *testing.T) {
 	_, err = dev.Pipeline(spirv.Fill16, 64)
 	require.NoError(t, err)
 
+	assert.Equal(t, info.Limits.Float16Arithmetic, dev.Limits().Float16Arithmetic)
 	off := vktest.Open(t, vk.Options{NoFloat16Storage: true})
 	assert.False(t, off.Limits().Float16Storage)
+	assert.False(t, off.Limits().Float16Arithmetic)
 	assert.Equal(t, dev.Limits().MaxStorageBufferRange, off.Limits().MaxStorageBufferRange)
 }

@@ -101,6 +101,7 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 			{"unified memory", fmt.Sprint(l.UnifiedMemory)},
 			{"timestamps", ts},
 			{"float16 storage", fmt.Sprint(l.Float16Storage)},
+			{"float16 arithmetic", fmt.Sprint(l.Float16Arithmetic)},
 		}
 		for _, r := range rows {
 			fmt.Fprintf(tw, "    %s\t%s\n", r[0], r[1])
