@@ -10,7 +10,8 @@
 //
 // One invocation computes a strip of OX destination pixels of one row, on
 // PZ planes one after the other: gl_GlobalInvocationID.x is the strip
-// (clip columns OX*x ... OX*x+OX-1), .y the clip row, .z the planes
+// (clip columns OX*x ... OX*x+OX-1), .y the clip row (rows y*OY ...
+// y*OY+OY-1 where OY > 1), .z the planes
 // (batch image n, channel c) z*PZ ... z*PZ+PZ-1 of the dispatch. The
 // shader defines poolStrip, the work of one strip on one plane; main
 // (below) works out the strip's columns once and runs it on each plane.
@@ -42,6 +43,10 @@ layout(constant_id = 9) const int PAR = 0;        // a strip's first column mod 
 layout(constant_id = 15) const int OX = 1;        // destination pixels per invocation
 layout(constant_id = 16) const int VSTORE = 0; // vector store width: 0 (value by value), 2 or 4
 layout(constant_id = 22) const int PZ = 1;     // planes per invocation
+// OY: destination rows per invocation, from row gl_GlobalInvocationID.y *
+// OY (the strip's o and s are its first row's). Only the shaders whose
+// poolStrip handles OY rows (pooling_max.comp) are given more than 1.
+layout(constant_id = 23) const int OY = 1;
 
 const int SEG = (OX - 1) * SX + KEX; // source columns a strip's windows span
 const int NV = (PAR + SEG + VW - 1) / VW; // loads per row (VW > 1)
@@ -85,10 +90,19 @@ bool stripPlane(inout Strip p, int z) {
 	return true;
 }
 
+// rowOf returns strip p moved j destination rows down (its windows SY*j
+// source rows down), on the same plane.
+Strip rowOf(Strip p, int j) {
+	p.o.y += j;
+	p.s.y += j * SY;
+	p.dstIdx += uint(j) * pc.dstWidth;
+	return p;
+}
+
 // stripOf sets up the invocation's strip on its first plane; false when it
 // has none.
 bool stripOf(out Strip p) {
-	p.o = ivec2(int(gl_GlobalInvocationID.x) * OX, int(gl_GlobalInvocationID.y));
+	p.o = ivec2(int(gl_GlobalInvocationID.x) * OX, int(gl_GlobalInvocationID.y) * OY);
 	if (p.o.x >= pc.clipSize.x || p.o.y >= pc.clipSize.y) return false;
 	p.count = min(OX, pc.clipSize.x - p.o.x);
 	p.s = pc.offset + ivec2(SX, SY) * p.o - ivec2(KEX / 2, KEY / 2);

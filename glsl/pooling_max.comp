@@ -39,52 +39,96 @@ bool usedCol(int e) {
 // inf - inf there, even in a column no window uses, sends the strip to the
 // full pass).
 
-const int NW = (NV * VW + 1) / 2; // words fetched per window row
+const int NW = (NV * VW + 1) / 2; // words fetched per source row
+const int RY = (OY - 1) * SY + KEY; // source rows the strip's OY rows of windows span
 
-// rawWord returns word w of window row ky, counted from its first load.
-uint rawWord(int ky, int w) {
-	if (VW == 8) {
-		uvec4 u = raw8[ky * NV + w / 4];
-		return (w % 4) == 0 ? u.x : (w % 4) == 1 ? u.y : (w % 4) == 2 ? u.z : u.w;
+// The words of the source row being reduced.
+uint rw[NW];
+
+// loadWords fetches the strip's words of source row p.s.y + r (clamped to
+// the image) into rw.
+void loadWords(Strip p, int r) {
+	uint row = p.srcOff + uint(clamp(p.s.y + r, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+	int a = (p.s.x - PAR) / VW;
+	[[unroll]] for (int t = 0; t < NV; t++) {
+		int q = clamp(a + t, 0, pc.srcSize.x / VW - 1);
+		if (VW == 8) {
+			uvec4 u = src8[(row >> 3) + uint(q)];
+			rw[4 * t] = u.x;
+			rw[4 * t + 1] = u.y;
+			rw[4 * t + 2] = u.z;
+			rw[4 * t + 3] = u.w;
+		} else if (VW == 4) {
+			uvec2 u = src4h[(row >> 2) + uint(q)];
+			rw[2 * t] = u.x;
+			rw[2 * t + 1] = u.y;
+		} else {
+			rw[t] = src2h[(row >> 1) + uint(q)];
+		}
 	}
-	if (VW == 4) {
-		uvec2 u = raw4h[ky * NV + w / 2];
-		return (w % 2) == 0 ? u.x : u.y;
-	}
-	return raw2h[ky * NV + w];
 }
 
-// Per word, its two columns' maxima over the window rows.
-uint cm[NW];
+// windowRow returns the window row (ky) that source row r is for the
+// strip's destination row j, or -1 when r is none of its rows.
+int windowRow(int r, int j) {
+	int d = r - j * SY;
+	return (d >= 0 && d % DY == 0 && d / DY < KH) ? d / DY : -1;
+}
 
-// colHalf returns segment column e's maximum over the window rows, OUT
-// where the column lies outside the image.
-float16_t colHalf(int e, float16_t OUT) {
+// rowUsed reports whether source row r is a window row of some
+// destination row of the strip.
+bool rowUsed(int r) {
+	bool u = false;
+	[[unroll]] for (int j = 0; j < OY; j++) u = u || windowRow(r, j) >= 0;
+	return u;
+}
+
+// Per destination row j and word w, cm[j * NW + w]: the word's two
+// columns' maxima over row j's window rows.
+uint cm[OY * NW];
+
+// colHalf returns segment column e's maximum over destination row j's
+// window rows, OUT where the column lies outside the image.
+float16_t colHalf(int j, int e, float16_t OUT) {
 	int i = PAR + e;
-	return colIn[e] ? unpackFloat2x16(cm[i / 2])[i % 2] : OUT;
+	return colIn[e] ? unpackFloat2x16(cm[j * NW + i / 2])[i % 2] : OUT;
 }
 
-// halfPass is the fast pass on halves. Its arrays hold 32-bit words: on an
-// H200 arrays of halves went to local memory (112 bytes a thread, the max
-// forward at 112x112 ten times slower).
+// halfPass is the fast pass on halves over the strip's OY destination
+// rows (source rows shared by the windows of two rows are reduced once),
+// storing their results; false (nothing stored) when a fetched half may be
+// a NaN. Its arrays hold 32-bit words: on an H200 arrays of halves went to
+// local memory (112 bytes a thread, the max forward at 112x112 ten times
+// slower; bench/results/h200-2026-11-29-s7).
 bool halfPass(Strip p) {
 	const float16_t OUT = CLAMP ? float16_t(NEG_INF) : float16_t(0.0);
 	f16vec2 sum = f16vec2(0.0);
-	fetchRows(p);
-	[[unroll]] for (int ky = 0; ky < KH; ky++) {
-		int y = p.s.y + ky * DY;
-		bool yin = y >= 0 && y < pc.srcSize.y;
-		[[unroll]] for (int w = 0; w < NW; w++) {
-			f16vec2 v = yin ? unpackFloat2x16(rawWord(ky, w)) : f16vec2(OUT);
-			sum += v;
-			cm[w] = packFloat2x16(ky == 0 ? v : max(unpackFloat2x16(cm[w]), v));
+	[[unroll]] for (int r = 0; r < RY; r++) {
+		if (rowUsed(r)) {
+			loadWords(p, r);
+			int y = p.s.y + r;
+			bool yin = y >= 0 && y < pc.srcSize.y;
+			[[unroll]] for (int w = 0; w < NW; w++) {
+				f16vec2 v = yin ? unpackFloat2x16(rw[w]) : f16vec2(OUT);
+				sum += v;
+				[[unroll]] for (int j = 0; j < OY; j++) {
+					int ky = windowRow(r, j);
+					if (ky == 0) cm[j * NW + w] = packFloat2x16(v);
+					else if (ky > 0) cm[j * NW + w] = packFloat2x16(max(unpackFloat2x16(cm[j * NW + w]), v));
+				}
+			}
 		}
 	}
 	if (any(isnan(sum))) return false;
-	[[unroll]] for (int o = 0; o < OX; o++) {
-		float16_t m = colHalf(tapCol(o, 0), OUT);
-		[[unroll]] for (int kx = 1; kx < KW; kx++) m = max(m, colHalf(tapCol(o, kx), OUT));
-		res[o] = (CLAMP && !anyTap(p, o)) ? 0.0 : float(m);
+	[[unroll]] for (int j = 0; j < OY; j++) {
+		Strip q = rowOf(p, j);
+		if (q.o.y >= pc.clipSize.y) break;
+		[[unroll]] for (int o = 0; o < OX; o++) {
+			float16_t m = colHalf(j, tapCol(o, 0), OUT);
+			[[unroll]] for (int kx = 1; kx < KW; kx++) m = max(m, colHalf(j, tapCol(o, kx), OUT));
+			res[o] = (CLAMP && !anyTap(q, o)) ? 0.0 : float(m);
+		}
+		storeResults(q);
 	}
 	return true;
 }
@@ -93,9 +137,6 @@ bool halfPass(Strip p) {
 // fastPass fills res unless the strip may hold a NaN; returns whether it
 // did.
 bool fastPass(Strip p) {
-#ifdef VKMPS_F16A
-	if (VW >= 2) return halfPass(p);
-#endif
 	float m[OX];
 	[[unroll]] for (int o = 0; o < OX; o++) m[o] = NEG_INF;
 	float sum = 0.0;
@@ -112,11 +153,8 @@ bool fastPass(Strip p) {
 	return true;
 }
 
-void poolStrip(Strip p) {
-	if (FAST && fastPass(p)) {
-		storeResults(p);
-		return;
-	}
+// fullPass fills res for any strip: NaNs propagate.
+void fullPass(Strip p) {
 	float m[OX];
 	bool nan[OX];
 	[[unroll]] for (int o = 0; o < OX; o++) {
@@ -137,5 +175,25 @@ void poolStrip(Strip p) {
 		float r = nan[o] ? quietNaN() : m[o];
 		res[o] = (CLAMP && !anyTap(p, o)) ? 0.0 : r;
 	}
-	storeResults(p);
+}
+
+#ifdef VKMPS_F16A
+const bool HALF = VW >= 2;
+#else
+const bool HALF = false;
+#endif
+
+// poolStrip computes the strip's OY rows: on halves where this build can
+// (a strip that may hold a NaN falls through), else row by row, the fast
+// pass first.
+void poolStrip(Strip p) {
+#ifdef VKMPS_F16A
+	if (FAST && HALF && halfPass(p)) return;
+#endif
+	[[unroll]] for (int j = 0; j < OY; j++) {
+		Strip q = rowOf(p, j);
+		if (q.o.y >= pc.clipSize.y) break;
+		if (!(FAST && !HALF && fastPass(q))) fullPass(q);
+		storeResults(q);
+	}
 }

@@ -303,6 +303,7 @@ type passKey struct {
 	f16        bool // float16 images: the shader's "f16" variant
 	pz         int8 // planes per invocation (stripPlanes)
 	packed     bool // the "packedf16" build (halfArithmetic)
+	oy         int8 // destination rows per invocation (stripRows)
 	lx, ly, lz int16
 }
 
@@ -366,7 +367,7 @@ type passTarget struct {
 
 // key returns the pipeline key of a pass over src storing into t.
 func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) passKey {
-	k := passKey{pass: pass, edge: edge, f16: src.format == Float16, vw: 1}
+	k := passKey{pass: pass, edge: edge, f16: src.format == Float16, vw: 1, oy: 1}
 	if tiled(ps.geom) {
 		return k
 	}
@@ -379,7 +380,10 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
 	k.packed = ps.halfArithmetic(pass, src.format, vw)
-	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, t.h, ceilDiv(t.z, pz))
+	if k.packed {
+		k.oy = int8(stripRows(ps.tune, (t.w+ox-1)/ox*t.h*t.z))
+	}
+	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, ceilDiv(t.h, int(k.oy)), ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
 }
@@ -394,7 +398,8 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 const minPlaneItems = 1 << 17
 
 // fewerPlanes returns pz halved until a dispatch of items work items (at
-// one plane per invocation) keeps minPlaneItems invocations, or 1.
+// one plane, or row, per invocation) keeps minPlaneItems invocations, or
+// 1.
 func fewerPlanes(pz, items int) int {
 	for pz > 1 && items/pz < minPlaneItems {
 		pz /= 2
@@ -422,6 +427,21 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 		return false
 	}
 	return pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax
+}
+
+// stripRows returns the destination rows one invocation of the max
+// forwards' pass on halves computes (OY in the shader; the other passes
+// compute 1), for a dispatch of items strips x rows x planes:
+// t.StripRows, or by default 4 (fewer where the dispatch would be left
+// with under minPlaneItems invocations, fewerPlanes). On an H200
+// (2026-11-29, bench/results/h200-2026-11-29-s7, run 8) the float16 max
+// forward at 112x112 (3x3, stride 2) took 30.2 µs on 1 row, 26.5 on 2 and
+// 26.4 on 4; at 56x56 (2x2) 44.2, 41.8 and 38.9.
+func stripRows(t Tuning, items int) int {
+	if t.StripRows > 0 {
+		return t.StripRows
+	}
+	return fewerPlanes(4, items)
 }
 
 // stripPlanes returns the planes one invocation of a direct pass computes,
@@ -470,6 +490,9 @@ func (ps *passes) pipeline(k passKey) (*vk.Pipeline, error) {
 		if k.pz > 1 {
 			spec["PZ"] = uint32(k.pz)
 		}
+		if k.oy > 1 {
+			spec["OY"] = uint32(k.oy)
+		}
 	}
 	if k.pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax && !tiled(ps.geom) {
 		spec["FAST"] = 1
@@ -515,7 +538,7 @@ func (ps *passes) groups(k passKey, w, h, z int) ([3]uint32, error) {
 		return tileGroups(&lim, tilesOf(w, h, tw, th), z), nil
 	}
 	ox := stripWidth(ps.geom, k.pass, ps.tune)
-	return grid3(&lim, (w+ox-1)/ox, h, ceilDiv(z, max(int(k.pz), 1)), int(k.lx), int(k.ly), int(k.lz))
+	return grid3(&lim, (w+ox-1)/ox, ceilDiv(h, max(int(k.oy), 1)), ceilDiv(z, max(int(k.pz), 1)), int(k.lx), int(k.ly), int(k.lz))
 }
 
 // geometrySpec returns the specialization constants the pooling shaders

@@ -53,6 +53,12 @@ type Tuning struct {
 	// default: 4 for the argmax passes over float16 images, 2 over
 	// float32, 1 for the other passes).
 	StripPlanes int
+	// StripRows (oy): destination rows per invocation of the max forwards'
+	// fast pass on halves (NoHalfArithmetic), 1, 2 or 4: source rows the
+	// windows of neighbouring rows share are reduced once, and the strip's
+	// columns are worked out once (default 4, fewer for small dispatches).
+	// Other passes take 1 row.
+	StripRows int
 	// GatherPlanes (gatherpz): planes per invocation of the gradients'
 	// gathers, 1, 2, 4 or 8, their windows worked out once (the default: 4
 	// over float16 images, 2 over float32).
@@ -97,7 +103,7 @@ type Tuning struct {
 	// columns per instruction, then over each window's columns (a max of
 	// halves is exact, so the results are the same bits). On an H200 the
 	// float16 max forward at 112x112 (3x3, stride 2) took 28.8 µs instead
-	// of 32.3.
+	// of 32.3, and 26.4 over 4 rows an invocation (StripRows).
 	NoHalfArithmetic bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);
@@ -116,6 +122,8 @@ func (t Tuning) Validate() error {
 		return fmt.Errorf("%w: gather cells (gathercx) %d: want 1..8", ErrTuning, t.GatherCells)
 	case t.StripPlanes != 0 && (t.StripPlanes < 1 || t.StripPlanes > 8 || !pow2(t.StripPlanes)):
 		return fmt.Errorf("%w: strip planes (pz) %d: want 1, 2, 4 or 8", ErrTuning, t.StripPlanes)
+	case t.StripRows != 0 && (t.StripRows < 1 || t.StripRows > 4 || !pow2(t.StripRows)):
+		return fmt.Errorf("%w: strip rows (oy) %d: want 1, 2 or 4", ErrTuning, t.StripRows)
 	case t.GatherPlanes != 0 && (t.GatherPlanes < 1 || t.GatherPlanes > 8 || !pow2(t.GatherPlanes)):
 		return fmt.Errorf("%w: gather planes (gatherpz) %d: want 1, 2, 4 or 8", ErrTuning, t.GatherPlanes)
 	case t.Workgroup != 0 && (t.Workgroup < 32 || t.Workgroup > 1024 || !pow2(t.Workgroup)):
@@ -143,6 +151,7 @@ func (t Tuning) String() string {
 	add("ox", t.StripWidth)
 	add("gathercx", t.GatherCells)
 	add("pz", t.StripPlanes)
+	add("oy", t.StripRows)
 	add("gatherpz", t.GatherPlanes)
 	add("wg", t.Workgroup)
 	add("vw", t.LoadWidth)
@@ -163,7 +172,7 @@ func (t Tuning) String() string {
 }
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
-// integer values, as $VKMPS_TUNE holds them: ox, gathercx, pz, gatherpz, wg, vw, vstore
+// integer values, as $VKMPS_TUNE holds them: ox, gathercx, pz, oy, gatherpz, wg, vw, vstore
 // (0 or 1), argmax, gvec (0 or 1), fastmax (0 or 1) and half (0 or 1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
@@ -196,6 +205,8 @@ func ParseTuning(s string) (Tuning, error) {
 			t.GatherCells = n
 		case "pz":
 			t.StripPlanes = n
+		case "oy":
+			t.StripRows = n
 		case "gatherpz":
 			t.GatherPlanes = n
 		case "wg":
@@ -225,7 +236,7 @@ func ParseTuning(s string) (Tuning, error) {
 			}
 			t.NoHalfArithmetic = n == 0
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, pz, gatherpz, wg, vw, vstore, argmax, gvec, fastmax, half)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, pz, oy, gatherpz, wg, vw, vstore, argmax, gvec, fastmax, half)", ErrTuning, k)
 		}
 		if n == 0 && k != "vstore" && k != "gvec" && k != "fastmax" && k != "half" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)

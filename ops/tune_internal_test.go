@@ -21,6 +21,7 @@ func TestParseTuning(t *testing.T) {
 		"argmax=4":                                       {Argmax: ArgmaxFastTwoPhase},
 		"gvec=1,gathercx=2":                              {GatherCells: 2},
 		"pz=4,gatherpz=2":                                {StripPlanes: 4, GatherPlanes: 2},
+		"oy=2,half=1":                                    {StripRows: 2},
 		"half=0":                                         {NoHalfArithmetic: true},
 		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
 		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
@@ -48,6 +49,8 @@ func TestParseTuningRefuses(t *testing.T) {
 		"ox=0":                    "ox=0: leave the key out",
 		"gathercx=9":              "gather cells (gathercx) 9",
 		"pz=3":                    "strip planes (pz) 3",
+		"oy=3":                    "strip rows (oy) 3",
+		"oy=8":                    "strip rows (oy) 8",
 		"gatherpz=16":             "gather planes (gatherpz) 16",
 		"gathercx=-1":             "gather cells (gathercx) -1",
 		"wg=100":                  "workgroup (wg) 100",
@@ -113,6 +116,13 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, stripPlanes(Tuning{}, passArgmax, Float32, big))
 	assert.Equal(t, 1, stripPlanes(Tuning{}, passArgmax, Float32, 1000))
 	assert.Equal(t, 2, stripPlanes(Tuning{StripPlanes: 2}, passValues, Float32, 1000))
+	// Rows per invocation of the max forwards' pass on halves: 4, fewer
+	// where the dispatch would be small, a tuning's whatever the size.
+	assert.Equal(t, 4, stripRows(Tuning{}, big))
+	assert.Equal(t, 2, stripRows(Tuning{}, 1<<18))
+	assert.Equal(t, 1, stripRows(Tuning{}, 1<<17+1))
+	assert.Equal(t, 2, stripRows(Tuning{StripRows: 2}, big))
+	assert.Equal(t, 4, stripRows(Tuning{StripRows: 4}, 10))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))

@@ -174,6 +174,12 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		// (where the default computes on halves: devices with
 		// shaderFloat16).
 		{NoHalfArithmetic: true},
+		// Several destination rows per invocation of the pass on halves
+		// (5 rows: the last invocation partly past them; 2 pixel rows of
+		// every clip below), on quads, octets and pairs.
+		{StripRows: 2},
+		{StripRows: 4, StripWidth: 8, LoadWidth: 8},
+		{StripRows: 2, StripWidth: 2, LoadWidth: 2},
 		{StripWidth: 2, LoadWidth: 2, StripPlanes: 2},
 	}
 	for _, half := range []bool{false, true} {
