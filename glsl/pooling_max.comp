@@ -9,6 +9,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 #define POOL_FETCH_ROWS
+#define POOL_STRIP_ROWS
 #include "pooling_common.glsl"
 
 // FAST: first a pass that issues the loads of all window rows at once

@@ -380,9 +380,9 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
 	k.packed = ps.halfArithmetic(pass, src.format, vw)
-	if k.packed {
-		k.oy = int8(stripRows(ps.tune, (t.w+ox-1)/ox*t.h*t.z))
-	}
+	_, ky := ps.geom.effective()
+	rows := k.packed || (ps.kind == KindAverage && pass == passValues && src.format == Float16 && ky > ps.geom.StrideY)
+	k.oy = int8(stripRows(ps.tune, rows, (t.w+ox-1)/ox*t.h*t.z))
 	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, ceilDiv(t.h, int(k.oy)), ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
@@ -429,19 +429,33 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 	return pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax
 }
 
-// stripRows returns the destination rows one invocation of the max
-// forwards' pass on halves computes (OY in the shader; the other passes
-// compute 1), for a dispatch of items strips x rows x planes:
-// t.StripRows, or by default 4 (fewer where the dispatch would be left
-// with under minPlaneItems invocations, fewerPlanes). On an H200
-// (2026-11-29, bench/results/h200-2026-11-29-s7, run 8) the float16 max
-// forward at 112x112 (3x3, stride 2) took 30.2 µs on 1 row, 26.5 on 2 and
-// 26.4 on 4; at 56x56 (2x2) 44.2, 41.8 and 38.9.
-func stripRows(t Tuning, items int) int {
-	if t.StripRows > 0 {
+// stripRows returns the destination rows one invocation of a direct pass
+// computes (OY in the shader), for a dispatch of items strips x rows x
+// planes: t.StripRows, or by default 4 where rows says so (fewer where the
+// dispatch would be left with under minPlaneItems invocations,
+// fewerPlanes) and 1 elsewhere. The key asks for rows in the max
+// forwards' pass on halves and in the float16 average forward where the
+// windows of neighbouring rows overlap (a source row the invocation reads
+// again comes from its multiprocessor's cache). On an H200 (2026-11-29,
+// bench/results/h200-2026-11-29-s7, runs 8, 10 and 11), µs on 1, 2 and 4
+// rows:
+//
+//	float16 max forward, 112x112 (3x3, stride 2)    30.2  26.5  26.4
+//	float16 max forward, 56x56 (2x2, stride 2)      44.2  41.8  38.9
+//	float16 average forward, 112x112               27.1  23.2  21.7
+//	float16 average forward, 56x56                 38.0  35.4  37.1 (39.7 in run 11)
+//	float32 average forward, 112x112               32.9  33.8  35.8
+//
+// The other kinds and passes, float32 or float16, gained little or lost
+// (the argmax passes, which already take several planes, up to 30%).
+func stripRows(t Tuning, rows bool, items int) int {
+	switch {
+	case t.StripRows > 0:
 		return t.StripRows
+	case rows:
+		return fewerPlanes(4, items)
 	}
-	return fewerPlanes(4, items)
+	return 1
 }
 
 // stripPlanes returns the planes one invocation of a direct pass computes,

@@ -53,11 +53,12 @@ type Tuning struct {
 	// default: 4 for the argmax passes over float16 images, 2 over
 	// float32, 1 for the other passes).
 	StripPlanes int
-	// StripRows (oy): destination rows per invocation of the max forwards'
-	// fast pass on halves (NoHalfArithmetic), 1, 2 or 4: source rows the
-	// windows of neighbouring rows share are reduced once, and the strip's
-	// columns are worked out once (default 4, fewer for small dispatches).
-	// Other passes take 1 row.
+	// StripRows (oy): destination rows per invocation of the direct
+	// forward passes, 1, 2 or 4, the strip's columns worked out once; in
+	// the max forwards' fast pass on halves (NoHalfArithmetic) the source
+	// rows the windows of neighbouring rows share are reduced once (the
+	// default: 4 there and in the float16 average forward of windows that
+	// overlap along y, fewer for small dispatches; 1 elsewhere).
 	StripRows int
 	// GatherPlanes (gatherpz): planes per invocation of the gradients'
 	// gathers, 1, 2, 4 or 8, their windows worked out once (the default: 4

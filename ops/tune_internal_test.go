@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkmps/vkmps/vk"
+	"github.com/vkmps/vkmps/vk/vktest"
 )
 
 func TestParseTuning(t *testing.T) {
@@ -118,11 +119,12 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, stripPlanes(Tuning{StripPlanes: 2}, passValues, Float32, 1000))
 	// Rows per invocation of the max forwards' pass on halves: 4, fewer
 	// where the dispatch would be small, a tuning's whatever the size.
-	assert.Equal(t, 4, stripRows(Tuning{}, big))
-	assert.Equal(t, 2, stripRows(Tuning{}, 1<<18))
-	assert.Equal(t, 1, stripRows(Tuning{}, 1<<17+1))
-	assert.Equal(t, 2, stripRows(Tuning{StripRows: 2}, big))
-	assert.Equal(t, 4, stripRows(Tuning{StripRows: 4}, 10))
+	assert.Equal(t, 4, stripRows(Tuning{}, true, big))
+	assert.Equal(t, 2, stripRows(Tuning{}, true, 1<<18))
+	assert.Equal(t, 1, stripRows(Tuning{}, true, 1<<17+1))
+	assert.Equal(t, 1, stripRows(Tuning{}, false, big), "other passes: one row")
+	assert.Equal(t, 2, stripRows(Tuning{StripRows: 2}, false, big))
+	assert.Equal(t, 4, stripRows(Tuning{StripRows: 4}, true, 10))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
@@ -171,4 +173,42 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, loadWidth(g, 4, src, Tuning{LoadWidth: 2}))
 	assert.Equal(t, 256, Tuning{}.workgroupTarget())
 	assert.Equal(t, 64, Tuning{Workgroup: 64}.workgroupTarget())
+}
+
+// The direct passes' rows per invocation by kind, pass and format: 4 for
+// the max forwards' pass on halves (devices with shaderFloat16) and the
+// float16 average forward of windows that overlap along y, 1 elsewhere,
+// on a dispatch as large as vkmps bench's 112x112 shape.
+func TestStripRowsByPass(t *testing.T) {
+	dev := vktest.Open(t)
+	k3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	d2 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	target := passTarget{dstW: 56, w: 56, h: 56, z: 2048, firstSrcCol: -1}
+	half := 1
+	if dev.Limits().Float16Arithmetic {
+		half = 4
+	}
+	for _, c := range []struct {
+		kind PoolingKind
+		g    Geometry
+		pass passKind
+		f    Format
+		want int
+	}{
+		{KindAverage, k3, passValues, Float16, 4},
+		{KindAverage, Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, passValues, Float16, 1},
+		{KindAverage, k3, passValues, Float32, 1},
+		{KindMax, k3, passValues, Float16, half},
+		{KindMax, k3, passValues, Float32, 1},
+		{KindMax, k3, passArgmax, Float16, 1},
+		{KindDilatedMax, d2, passValues, Float16, 1},
+		{KindL2Norm, k3, passValues, Float16, 1},
+	} {
+		ps := newPasses(dev, c.kind, c.g)
+		k := ps.key(c.pass, EdgeClamp, &Image{w: 112, format: c.f}, target)
+		assert.Equal(t, c.want, int(k.oy), "%v %v pass %d", c.kind, c.f, c.pass)
+		ps.setTuning(Tuning{StripRows: 2})
+		k = ps.key(c.pass, EdgeClamp, &Image{w: 112, format: c.f}, target)
+		assert.Equal(t, 2, int(k.oy), "%v %v pass %d under oy=2", c.kind, c.f, c.pass)
+	}
 }
