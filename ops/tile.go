@@ -111,7 +111,8 @@ func gatherLoop(g Geometry, cx int) bool {
 }
 
 // variant returns the build of sh for float16 images or not, and for
-// name "global" or "loop" its build of that name.
+// name "global", "loop" or "packed" its build of that name (with f16, the
+// name's float16 build: "packedf16").
 func variant(sh *spirv.Shader, name string, f16 bool) (*spirv.Shader, error) {
 	if name == "" {
 		return build(sh, f16)
