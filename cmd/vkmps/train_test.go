@@ -91,6 +91,22 @@ func TestTrainSynthetic(t *testing.T) {
 	require.False(t, *rec.Upload)
 	require.NotNil(t, rec.Argmax)
 	require.True(t, *rec.Argmax, "max pooling records its argmax by default")
+	// The graph itself records it: with --argmax=false (nothing else
+	// changed) each of LeNet-5's two max pooling gradients runs its
+	// argmax pass before its gather, two more commands a step.
+	outNo := filepath.Join(t.TempDir(), "noargmax.jsonl")
+	mustSucceed(t, "train", "synthetic", "models/lenet5.json", "--batch", "4", "--input", "x=1,28,28",
+		"--input", "labels=10,1,1", "--steps", "1", "--warmup", "0s", "--argmax=false", "--json", outNo)
+	bNo, err := os.ReadFile(outNo)
+	require.NoError(t, err)
+	var recNo struct {
+		Commands int   `json:"commands_per_step"`
+		Argmax   *bool `json:"argmax"`
+	}
+	require.NoError(t, json.Unmarshal(bNo, &recNo), string(bNo))
+	require.NotNil(t, recNo.Argmax)
+	require.False(t, *recNo.Argmax)
+	require.Equal(t, rec.Commands+2, recNo.Commands, "recomputing the argmax adds a pass per max pooling gradient")
 	require.Equal(t, 3, rec.Steps)
 	require.GreaterOrEqual(t, rec.Warmup, 10)
 	require.Zero(t, (rec.Warmup-10)%5, "10 steps, then 5 at a time")
