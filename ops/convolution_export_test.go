@@ -167,6 +167,12 @@ func ConvLastWinogradWeights(k any) (parts, splits int) {
 	return p[0], p[1]
 }
 
+// ConvLastWinogradPart returns the most batch images a part of the last
+// Winograd convolution or data gradient a family kernel encoded held.
+func ConvLastWinogradPart(k any) int {
+	return k.(interface{ engine() *convEngine }).engine().lastWinogradPart
+}
+
 // ConvLastWinogradSplits returns the splits of the products' k of the
 // last Winograd convolution or data gradient a family kernel encoded.
 func ConvLastWinogradSplits(k any) int {

@@ -289,6 +289,7 @@ func winogradXHalf(t ConvolutionTuning, m, tiles int) bool {
 
 // encodeWinograd records j as plan p (see winograd).
 func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p convWinogradPlan, f16 bool) error {
+	e.lastWinogradPart = p.part
 	lim := e.dev.Limits()
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	scr, whole, err := e.winogradScratch(p.total)

@@ -276,6 +276,34 @@ func TestConvolutionWinogradParts(t *testing.T) {
 	}
 }
 
+// ConvolutionTuning.WinogradPart (winopart) caps the batch images a part
+// takes, in the forward and data gradient and in the weight gradient,
+// with the same results; 4 for 3 images is one part.
+func TestConvolutionWinogradPartTuning(t *testing.T) {
+	dev := vktest.Open(t)
+	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	c := convCase{d: d, n: 3, h: 10, w: 11, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	for _, tc := range []struct{ part, wantPart, wantParts int }{{1, 1, 3}, {2, 2, 2}, {4, 3, 1}} {
+		t.Run(fmt.Sprintf("winopart=%d", tc.part), func(t *testing.T) {
+			r := rand.New(rand.NewSource(19))
+			var kernels []any
+			convRunCase(t, dev, c, r, false, func(k any) {
+				require.NoError(t, k.(interface {
+					SetTuning(ops.ConvolutionTuning) error
+				}).SetTuning(ops.ConvolutionTuning{Winograd: true, WinogradPart: tc.part}))
+				kernels = append(kernels, k)
+			})
+			winogradTook(t, kernels, c, "winograd")
+			for _, k := range kernels {
+				assert.Equal(t, tc.wantPart, ops.ConvLastWinogradPart(k), "%T", k)
+			}
+			parts, _ := ops.ConvLastWinogradWeights(kernels[1])
+			assert.Equal(t, tc.wantParts, parts, "weight gradient parts")
+		})
+	}
+}
+
 // Winograd's rounding against the direct sums' on random data, forward,
 // 16 to 256 input channels (lavapipe: relative RMS error 1.2e-6 to 3.3e-6
 // against 0.2e-6 to 0.8e-6, the worst value 8 to 14 times the direct

@@ -843,6 +843,9 @@ type convEngine struct {
 	// lastWinogradSplits: the splits of the products' k of the last
 	// Winograd convolution or data gradient (1 unsplit).
 	lastWinogradSplits int
+	// lastWinogradPart: the most batch images a part of the last Winograd
+	// convolution or data gradient held (tests).
+	lastWinogradPart int
 }
 
 func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
