@@ -381,9 +381,7 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
 	k.packed = ps.halfArithmetic(pass, src.format, vw)
-	_, ky := ps.geom.effective()
-	rows := k.packed || (ps.kind == KindAverage && pass == passValues && src.format == Float16 && ky > ps.geom.StrideY)
-	k.oy = int8(stripRows(ps.tune, rows, (t.w+ox-1)/ox*t.h*t.z))
+	k.oy = int8(ps.stripRows(pass, src.format, k.packed, (t.w+ox-1)/ox*t.h*t.z))
 	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, ceilDiv(t.h, int(k.oy)), ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
@@ -431,13 +429,13 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 }
 
 // stripRows returns the destination rows one invocation of a direct pass
-// computes (OY in the shader), for a dispatch of items strips x rows x
-// planes: t.StripRows, or by default 4 where rows says so (fewer where the
-// dispatch would be left with under minPlaneItems invocations,
-// fewerPlanes) and 1 elsewhere. The key asks for rows in the max
-// forwards' pass on halves and in the float16 average forward where the
-// windows of neighbouring rows overlap (a source row the invocation reads
-// again comes from its multiprocessor's cache). On an H200 (2026-11-29,
+// over images of format f computes (OY in the shader), for a dispatch of
+// items strips x rows x planes: the tuning's StripRows, or by default 4
+// (fewer where the dispatch would be left with under minPlaneItems
+// invocations, fewerPlanes) in the max forwards' pass on halves (packed)
+// and in the float16 average forward where the windows of neighbouring
+// rows overlap (a source row the invocation reads again comes from its
+// multiprocessor's cache), and 1 elsewhere. On an H200 (2026-11-29,
 // bench/results/h200-2026-11-29-s7, runs 8, 10 and 11), µs on 1, 2 and 4
 // rows:
 //
@@ -449,11 +447,12 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 //
 // The other kinds and passes, float32 or float16, gained little or lost
 // (the argmax passes, which already take several planes, up to 30%).
-func stripRows(t Tuning, rows bool, items int) int {
+func (ps *passes) stripRows(pass passKind, f Format, packed bool, items int) int {
+	_, ky := ps.geom.effective()
 	switch {
-	case t.StripRows > 0:
-		return t.StripRows
-	case rows:
+	case ps.tune.StripRows > 0:
+		return ps.tune.StripRows
+	case packed, ps.kind == KindAverage && pass == passValues && f == Float16 && ky > ps.geom.StrideY:
 		return fewerPlanes(4, items)
 	}
 	return 1

@@ -52,6 +52,7 @@ func TestParseTuningRefuses(t *testing.T) {
 		"pz=3":                    "strip planes (pz) 3",
 		"oy=3":                    "strip rows (oy) 3",
 		"oy=8":                    "strip rows (oy) 8",
+		"half=2":                  "half=2: want 0 or 1",
 		"gatherpz=16":             "gather planes (gatherpz) 16",
 		"gathercx=-1":             "gather cells (gathercx) -1",
 		"wg=100":                  "workgroup (wg) 100",
@@ -119,12 +120,18 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, stripPlanes(Tuning{StripPlanes: 2}, passValues, Float32, 1000))
 	// Rows per invocation of the max forwards' pass on halves: 4, fewer
 	// where the dispatch would be small, a tuning's whatever the size.
-	assert.Equal(t, 4, stripRows(Tuning{}, true, big))
-	assert.Equal(t, 2, stripRows(Tuning{}, true, 1<<18))
-	assert.Equal(t, 1, stripRows(Tuning{}, true, 1<<17+1))
-	assert.Equal(t, 1, stripRows(Tuning{}, false, big), "other passes: one row")
-	assert.Equal(t, 2, stripRows(Tuning{StripRows: 2}, false, big))
-	assert.Equal(t, 4, stripRows(Tuning{StripRows: 4}, true, 10))
+	maxRows := &passes{kind: KindMax, geom: g}
+	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, big))
+	assert.Equal(t, 2, maxRows.stripRows(passValues, Float16, true, 1<<18))
+	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, true, 1<<17+1))
+	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, false, big), "other passes: one row")
+	avgRows := &passes{kind: KindAverage, geom: g}
+	assert.Equal(t, 4, avgRows.stripRows(passValues, Float16, false, big), "float16 average, 3x3 windows at stride 2")
+	assert.Equal(t, 1, avgRows.stripRows(passValues, Float32, false, big))
+	avgRows.tune = Tuning{StripRows: 2}
+	assert.Equal(t, 2, avgRows.stripRows(passValues, Float32, false, big))
+	maxRows.tune = Tuning{StripRows: 4}
+	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, 10))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
