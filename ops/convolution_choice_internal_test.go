@@ -148,7 +148,8 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	// A tile the device's shared memory cannot hold is ignored.
 	small := lim
 	small.MaxComputeSharedMemorySize = 32768
-	if got := gemmChoose(small, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, nil, 64, 100352, 576, 9, 1, true, true, true); got.path != convPathTiled {
+	// (48 rows: the default keeps them on the tiles.)
+	if got := gemmChoose(small, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 3}, nil, 48, 100352, 576, 9, 1, true, true, true); got.path != convPathTiled {
 		t.Errorf("cooptile=3 (%v) in 32 KiB: %+v", convCoopTiles[3], got)
 	}
 	for _, n := range []struct {
@@ -159,13 +160,13 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	}{{"float32", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat}, false},
 		{"default", lim, ConvolutionTuning{}, true}, {"refused", lim, ConvolutionTuning{NoCoopMat: true}, true},
 		{"none", convH100, ConvolutionTuning{Path: ConvolutionPathCoopMat}, true}} {
-		if got := gemmChoose(n.lim, n.t, nil, 64, 100352, 576, 9, 1, n.f16, true, true); got.path != convPathTiled {
+		if got := gemmChoose(n.lim, n.t, nil, 48, 100352, 576, 9, 1, n.f16, true, true); got.path != convPathTiled {
 			t.Errorf("%s: %v", n.name, got.path)
 		}
 	}
 	// By default: 3x3 windows of 256 channels (ResNet's 14x14 layer) and
-	// 128 (VGG's 112x112), not 64 channels, not float32, on the 128 x 128
-	// tile; 1x1 windows of 256 channels or more over 1024 columns or more,
+	// 128 (VGG's 112x112), not float32, on the 128 x 128 tile; GEMMs of 49
+	// to 64 rows (64 channels, the stem) on the 64 x 128 one; 1x1 windows of 256 channels or more over 1024 columns or more,
 	// on 64 x 128 tiles where 128 x 128 ones would not fill the device.
 	for _, d := range []struct {
 		name          string
@@ -179,7 +180,12 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		{"3x3 256", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 128", lim, ConvolutionTuning{}, 128, 200704, 1152, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 512 at 7x7", lim, ConvolutionTuning{}, 512, 1568, 4608, 9, true, convPathCoopMat, convCoopDefaultTile},
-		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathTiled, 0},
+		{"3x3 64", lim, ConvolutionTuning{}, 64, 100352, 576, 9, true, convPathCoopMat, convCoopRowsTile},
+		{"stem 7x7 to 64", lim, ConvolutionTuning{}, 64, 401408, 147, 49, true, convPathCoopMat, convCoopRowsTile},
+		{"1x1 stride-2 data gradient to 64", lim, ConvolutionTuning{}, 64, 25088, 128, 1, true, convPathCoopMat, convCoopRowsTile},
+		{"3x3 to 48", lim, ConvolutionTuning{}, 48, 100352, 576, 9, true, convPathTiled, 0},
+		{"64 rows, 64 deep", lim, ConvolutionTuning{}, 64, 100352, 64, 1, true, convPathTiled, 0},
+		{"64 rows, few columns", lim, ConvolutionTuning{}, 64, 2048, 576, 9, true, convPathTiled, 0},
 		{"3x3 64 to 128 stride 2", lim, ConvolutionTuning{}, 128, 25088, 576, 9, true, convPathCoopMat, convCoopDefaultTile},
 		{"3x3 32 to 128", lim, ConvolutionTuning{}, 128, 25088, 288, 9, true, convPathTiled, 0},
 		{"1x1 512 to 2048", lim, ConvolutionTuning{}, 2048, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
@@ -371,8 +377,9 @@ func TestWinogradXHalf(t *testing.T) {
 
 // The Winograd products on cooperative matrices take the tiles an H100
 // measured fastest (2026-11-27, run 4 of bench/results/h100-2026-11-27-coop):
-// 128 x 128 x 16 for the forwards and data gradients of 64 to 512
-// channels; for weight gradients 64 x 64 up to 64 output channels, in
+// 128 x 128 x 16 for the forwards and data gradients of 128 to 512
+// channels, and 64 x 128 x 16 up to 64 (an H200, 2026-11-29, run 2 of
+// bench/results/h200-2026-11-29-s8: 64@56 84.9 -> 77.9 us); for weight gradients 64 x 64 up to 64 output channels, in
 // about eight workgroups per multiprocessor (run 6: 169 us at 64@56,
 // against 218 on 64 x 128 in two per multiprocessor and 288 on tile 7),
 // and 128 x 128 x 32 above, in two.
@@ -381,12 +388,16 @@ func TestWinogradCoopTile(t *testing.T) {
 		m       int
 		weights bool
 		want    int
-	}{{64, false, 7}, {128, false, 7}, {512, false, 7}, {64, true, 0}, {32, true, 0}, {128, true, 3}, {512, true, 3}} {
+	}{{64, false, convCoopRowsTile}, {32, false, convCoopRowsTile}, {65, false, 7}, {128, false, 7}, {512, false, 7},
+		{64, true, 0}, {32, true, 0}, {128, true, 3}, {512, true, 3}} {
 		if got := winogradCoopTile(c.m, c.weights); got != c.want {
 			t.Errorf("m %d weights %v: tile %d, want %d", c.m, c.weights, got, c.want)
 		}
 		if c.want == 7 && convCoopTiles[7] != (convCoopConfig{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32}) {
 			t.Errorf("tile 7 is %v, not the 128x128x16/2x4 measured", convCoopTiles[7])
+		}
+		if c.want == convCoopRowsTile && convCoopTiles[c.want] != (convCoopConfig{bm: 64, bn: 128, bk: 16, wm: 1, wn: 4, subgroup: 32}) {
+			t.Errorf("tile %d is %v, not the 64x128x16/1x4 measured", c.want, convCoopTiles[c.want])
 		}
 	}
 }

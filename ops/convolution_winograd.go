@@ -246,9 +246,14 @@ func (e *convEngine) winogradCoop(m int, weights, f16 bool) (convChoice, bool) {
 
 // winogradCoopTile is the cooperative-matrix tile (convCoopTiles) of the
 // Winograd products of m output channels (rows): for convolutions and
-// data gradients 128 x 128 x 16 (tile 7), for weight gradients 64 x 64
-// (tile 0, 2 x 2 subgroups) where m is at most 64, else 128 x 128 x 32
-// (2 x 4). On
+// data gradients 64 x 128 x 16 (convCoopRowsTile) where m is at most
+// convCoopRows, else 128 x 128 x 16 (tile 7); for weight gradients 64 x
+// 64 (tile 0, 2 x 2 subgroups) where m is at most 64, else 128 x 128 x
+// 32 (2 x 4). On an H200 (2026-11-29, bench/results/h200-2026-11-29-s8,
+// run 2) the 64-row tile took ResNet-18's float16 3x3 64@56 forward from
+// 84.9 to 77.9 us and its data gradient from 83.9 to 77.4 (tile 7 leaves
+// half its rows empty there); its weight gradient took 176.6 us against
+// tile 0's 127.9. On
 // an H100 (2026-11-27, bench/results/h100-2026-11-27-coop, run 4) tile 7
 // took the float16 3x3 forwards of 64 to 512 channels to 124, 67, 75 and
 // 75 us from 132, 75, 74 and 88 on the former 64 x 128 or 128 x 128 x 32
@@ -257,6 +262,8 @@ func (e *convEngine) winogradCoop(m int, weights, f16 bool) (convChoice, bool) {
 // winogradCoopSplits' splits took them to 169 us (run 6).
 func winogradCoopTile(m int, weights bool) int {
 	switch {
+	case !weights && m <= convCoopRows:
+		return convCoopRowsTile
 	case !weights:
 		return 7
 	case m <= 64:

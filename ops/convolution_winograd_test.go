@@ -381,7 +381,8 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
 	convHalfSlack = winogradCoopSlack
 	for _, path := range []string{"winograd-coopmat", "winograd-coopmat-emulated"} {
-		for _, tile := range []int{2, 3} {
+		// Tile 10: the 64-row tile of the products of 64 channels or fewer.
+		for _, tile := range []int{2, 3, 10} {
 			// X as float32 and as halves (tile 3 only).
 			for _, xt := range []string{"winoxhalf=0", "winoxhalf=1"} {
 				if xt == "winoxhalf=1" && tile != 3 {

@@ -251,6 +251,8 @@ var convCoopTiles = [...]convCoopConfig{
 	{bm: 64, bn: 64, bk: 64, wm: 2, wn: 2, subgroup: 32},
 	{bm: 128, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32},
 	{bm: 128, bn: 64, bk: 16, wm: 2, wn: 2, subgroup: 32},
+	{bm: 64, bn: 128, bk: 16, wm: 2, wn: 2, subgroup: 32},
+	{bm: 64, bn: 128, bk: 16, wm: 1, wn: 4, subgroup: 32},
 }
 
 // convCoopDefaultTile is the tile gemmChoose picks by default
@@ -278,7 +280,17 @@ const convCoopDefaultTile = 3
 //     512 to 512 in 32 and 40 against 49 and 58 (convCoopTileChoose's
 //     tiles; before the predicated loads of convolution_gemm_fetch.glsl
 //     they had lost).
+//   - GEMMs of 49 to 64 rows, at least 128 deep and 4096 columns, on
+//     convCoopRowsTile (64 x 128). On an H200 (2026-11-29,
+//     bench/results/h200-2026-11-29-s8, run 1) it took the stem's forward
+//     (64 rows, depth 147) from 310 to 245 us, the 64 -> 128 stride-2
+//     3x3 data gradient (64 rows) from 192 to 154 and the 1x1 one from 53
+//     to 44, where 128-row tiles leave half their rows empty (the
+//     stem on tile 3: 377).
 func convCoopDefault(m, n, k, taps int) bool {
+	if m <= convCoopRows {
+		return m > convCoopRows*3/4 && k >= 128 && n >= 4096
+	}
 	if taps == 1 {
 		return m >= 256 && k >= 256 && n >= 1024
 	}
@@ -287,18 +299,35 @@ func convCoopDefault(m, n, k, taps int) bool {
 
 // convCoopTileChoose is the cooperative-matrix tile gemmChoose takes by
 // default for z GEMMs of m x n outputs from windows of taps taps on units
-// multiprocessors: convCoopDefaultTile (128 x 128), except 1x1 windows
+// multiprocessors: convCoopRowsTile (64 x 128) for GEMMs of at most
+// convCoopRows rows, else convCoopDefaultTile (128 x 128), except 1x1 windows
 // whose 128 x 128 tiles would not give every multiprocessor one, which
 // take 64 x 128 (tile 2: twice the workgroups). The H100 run of
 // convCoopDefault: 512 to 2048 channels forward (208 tiles of 128 x 128)
 // 75 us on tile 3, 90 on 128 x 64; its data gradient (52 of them) 138 on
 // tile 2, 237 on tile 3; 512 to 512 forward 32 on tile 2, 41 on tile 3.
 func convCoopTileChoose(units, m, n, z, taps int) int {
+	if m <= convCoopRows {
+		return convCoopRowsTile
+	}
 	if taps == 1 && (m+127)/128*((n+127)/128)*z < units {
 		return 2
 	}
 	return convCoopDefaultTile
 }
+
+// convCoopRowsTile is the cooperative-matrix tile of GEMMs of at most
+// convCoopRows rows (convCoopDefault, and the Winograd products of
+// winogradCoopTile): 64 x 128 x 16 in 1 x 4 subgroups, each 64 x 32. Of
+// the 64-row tiles measured (runs 1 and 2 of convCoopDefault's
+// directory) 64 x 128 x 16 in 2 x 2 subgroups (tile 9) came within 1-2%,
+// 64 x 256 x 16 in 2 x 4 within 4% (not kept), 64 x 128 x 32 in 2 x 4
+// (tile 2) took the stem 280 us and 64 x 128 x 32 in 2 x 2 (not kept)
+// 400.
+const (
+	convCoopRowsTile = 10
+	convCoopRows     = 64
+)
 
 // convCoopShapes are the matrix shapes (M, N, K) the tiles can use,
 // preferred first (NVIDIA's tensor cores list 16x8x16 and 16x8x8 for
