@@ -343,3 +343,10 @@ func ConvSplitK(k any) bool {
 	}
 	return false
 }
+
+// ConvLastBias returns how the last bias gradient pass a family kernel
+// encoded added (its last dispatch): "quads", "values", or "" where none
+// ran (a bias gradient fused into the weights' GEMM).
+func ConvLastBias(k any) string {
+	return k.(interface{ engine() *convEngine }).engine().lastBias
+}

@@ -750,3 +750,36 @@ func TestConvolutionReduceLanes(t *testing.T) {
 		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}, rand.New(rand.NewSource(23)), false, tune(ops.ConvolutionTuning{Splits: 64}))
 }
 
+// The bias gradient (here the Winograd weight gradient's separate pass)
+// adds aligned quads where dy's planes are whole rows of a multiple of 4
+// pixels, values otherwise, stepping each invocation's position through
+// the batch images without divisions: planes smaller and larger than a
+// workgroup, several batch images per invocation, and batches split over
+// workgroups (8 images of 16x16: 2 splits), against the reference.
+func TestConvolutionBiasGradientQuads(t *testing.T) {
+	dev := vktest.Open(t)
+	tu, err := ops.ParseConvolutionTuning("winograd=1")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		n, h, w int
+		want    string
+	}{{3, 8, 8, "quads"}, {2, 7, 5, "values"}, {8, 16, 16, "quads"}, {3, 17, 19, "values"}} {
+		cc := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 5, OutputFeatureChannels: 6,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: c.n, h: c.h, w: c.w,
+			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+		for _, half := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%dx%dx%d half %v", c.n, c.h, c.w, half), func(t *testing.T) {
+				var grad any
+				convRunCase(t, dev, cc, rand.New(rand.NewSource(41)), half, func(k any) {
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					if _, ok := k.(*ops.ConvolutionGradient); ok {
+						grad = k
+					}
+				})
+				assert.Equal(t, c.want, ops.ConvLastBias(grad))
+			})
+		}
+	}
+}

@@ -875,6 +875,9 @@ type convEngine struct {
 	// lastWinogradPart: the most batch images a part of the last Winograd
 	// convolution or data gradient held (tests).
 	lastWinogradPart int
+	// lastBias: how the last bias gradient's last dispatch added, "quads"
+	// (convBiasQuads) or "values" (tests).
+	lastBias string
 }
 
 func convNewEngine(dev *vk.Device, label string, neuron NeuronDescriptor) (convEngine, error) {
@@ -1040,6 +1043,8 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		spec["local_size_y"], spec["local_size_z"] = uint32(k.ly), uint32(k.lz)
 	case spirv.ConvolutionReduce:
 		spec["LANES"] = uint32(max(k.lanes, 1))
+	case spirv.ConvolutionBiasGrad:
+		spec["QUADS"] = convBool(k.quads)
 	}
 	if k.neuron {
 		e.neuron.specConstants(spec)
@@ -2312,10 +2317,7 @@ func (e *convEngine) encodeBiasGrad(cb *vk.CommandBuffer, j *convWeightsGemm, p 
 	for local*2 <= workgroup(lim) {
 		local *= 2
 	}
-	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionBiasGrad, f16: j.biasFrom.im.format == Float16, tile: -1, local: int32(local)})
-	if err != nil {
-		return err
-	}
+	key := convPipeKey{shader: spirv.ConvolutionBiasGrad, f16: j.biasFrom.im.format == Float16, tile: -1, local: int32(local)}
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	r := j.biasFrom
 	channels := r.channels
@@ -2346,6 +2348,15 @@ func (e *convEngine) encodeBiasGrad(cb *vk.CommandBuffer, j *convWeightsGemm, p 
 		cnt := min(p.nb, j.batches-n0)
 		binds[0], pc.DyBase = sp.bind(align, n0, 0, cnt, r.spanChannels())
 		pc.Batches = uint32(cnt)
+		key.quads = convBiasQuads(r, pc.DyBase)
+		e.lastBias = "values"
+		if key.quads {
+			e.lastBias = "quads"
+		}
+		pl, err := e.pipeline(key)
+		if err != nil {
+			return err
+		}
 		pc.OutBase = ob + uint32(q*p.splits*channels)
 		// Every part runs all splits; those past a short last part's
 		// batch images write 0.
@@ -2357,6 +2368,22 @@ func (e *convEngine) encodeBiasGrad(cb *vk.CommandBuffer, j *convWeightsGemm, p 
 		return e.reduce(cb, part, p.off, p.slots, channels, j.db)
 	}
 	return nil
+}
+
+// convBiasQuads reports whether the bias gradient of region r, its first
+// plane at value base of the binding, adds quads
+// (convolution_bias_grad.comp's QUADS): whole rows, so that each plane's
+// region is contiguous, of a multiple of 4 values, starting at a
+// multiple of 4 in every plane. On an H200 (2026-11-29,
+// bench/results/h200-2026-11-29-s8, run 5) quads and the positions
+// stepped without divisions took the float16 bias gradients of
+// 32x64x112x112 (ResNet's stem) from 55 to 20 us, of 32x64x56x56 from 18
+// to 9 (float32 18 to 11) and of VGG's 16x128x112x112 from 56 to 22
+// (float32 55 to 30); without quads (7x7 planes) 12 to 11.
+func convBiasQuads(r convRegion, base uint32) bool {
+	stride := r.stride()
+	return r.x0 == 0 && r.w == stride && (r.w*r.h)%4 == 0 && (uint64(base)+uint64(r.y0*stride))%4 == 0 &&
+		r.batch()%4 == 0 && r.plane()%4 == 0
 }
 
 // convDepthwiseWeightsPush is glsl/convolution_depthwise_weights.comp's

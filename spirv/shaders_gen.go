@@ -510,12 +510,13 @@ var ConvolutionBiasGrad = &Shader{
 	Name: "convolution_bias_grad",
 	file: "convolution_bias_grad.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
 		{Binding: 1, Name: "Out", Access: WriteOnly},
 	},
 	PushConstantSize: 48,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 31, Name: "QUADS", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
@@ -527,12 +528,13 @@ var ConvolutionBiasGradF16 = &Shader{
 	Name: "convolution_bias_grad_f16",
 	file: "convolution_bias_grad_f16.spv",
 	Bindings: []Binding{
-		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 0, Name: "Dy4", Access: ReadOnly},
 		{Binding: 1, Name: "Out", Access: WriteOnly},
 	},
 	PushConstantSize: 48,
 	Spec: []SpecConstant{
 		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 31, Name: "QUADS", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
