@@ -51,8 +51,14 @@ func convBenchShapes() []convBenchShape {
 		// phase that sums (of 4) has few tiles.
 		{"resnet1x1s2-256", 32, 128, 28, 28, 256, 1, 2, 0, 1, false},
 		{"resnet1x1s2-512", 32, 256, 14, 14, 512, 1, 2, 0, 1, false},
-		// ResNet-50's 1x1 reduction to 64 channels at 56x56 (64 rows).
+		// ResNet-50's 1x1 layers (bottleneck reductions and expansions)
+		// at 56x56, 28x28 and 14x14; 512 -> 2048 at 7x7 is above.
 		{"resnet50-1x1-256-64", 32, 256, 56, 56, 64, 1, 1, 0, 1, false},
+		{"resnet50-1x1-64-256", 32, 64, 56, 56, 256, 1, 1, 0, 1, false},
+		{"resnet50-1x1-512-128", 32, 512, 28, 28, 128, 1, 1, 0, 1, false},
+		{"resnet50-1x1-128-512", 32, 128, 28, 28, 512, 1, 1, 0, 1, false},
+		{"resnet50-1x1-1024-256", 32, 1024, 14, 14, 256, 1, 1, 0, 1, false},
+		{"resnet50-1x1-256-1024", 32, 256, 14, 14, 1024, 1, 1, 0, 1, false},
 		{"depthwise3x3-256", 32, 256, 56, 56, 256, 3, 1, 1, 256, false},
 		// MobileNet's 14x14 depthwise layers: rows of 14, not quads.
 		{"depthwise3x3-512-14", 32, 512, 14, 14, 512, 3, 1, 1, 512, false},

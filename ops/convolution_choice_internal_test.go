@@ -193,6 +193,10 @@ func TestConvChoiceCoopMat(t *testing.T) {
 		{"1x1 512 to 512", lim, ConvolutionTuning{}, 512, 1568, 512, 1, true, convPathCoopMat, 2},
 		{"1x1 512, fewer units", lim, ConvolutionTuning{ComputeUnits: 32}, 512, 1568, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
 		{"1x1 128", lim, ConvolutionTuning{}, 128, 1568, 512, 1, true, convPathTiled, 0},
+		{"1x1 512 to 128 at 28x28", lim, ConvolutionTuning{}, 128, 25088, 512, 1, true, convPathCoopMat, convCoopDefaultTile},
+		{"1x1 64 to 256 at 56x56", lim, ConvolutionTuning{}, 256, 100352, 64, 1, true, convPathCoopMat, convCoopDefaultTile},
+		{"1x1 32 to 256 at 56x56", lim, ConvolutionTuning{}, 256, 100352, 32, 1, true, convPathTiled, 0},
+		{"1x1 to 96 at 56x56", lim, ConvolutionTuning{}, 96, 100352, 256, 1, true, convPathTiled, 0},
 		{"1x1 from 128", lim, ConvolutionTuning{}, 512, 1568, 128, 1, true, convPathTiled, 0},
 		{"1x1 over 512 columns", lim, ConvolutionTuning{}, 1024, 512, 512, 1, true, convPathTiled, 0},
 		{"float32", lim, ConvolutionTuning{}, 256, 6272, 2304, 9, false, convPathTiled, 0},
@@ -780,5 +784,43 @@ func TestConvFewTileSplits(t *testing.T) {
 		if got := gemmChoose(convH100, ConvolutionTuning{}, nil, c.m, c.n, c.k, 1, 1, false, false, true); got.splits != 1 {
 			t.Errorf("%s: %+v", c.name, got)
 		}
+	}
+}
+
+// A 1x1 data gradient whose A is the weights by columns takes tile 7
+// (128 x 128 x 16) where the default would be tile 3 or 2, keeping its
+// split; not another operand mode, another tile, a forced tile, nor a
+// device that cannot run tile 7.
+func TestCoopColumnsTile(t *testing.T) {
+	lim := convH100
+	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{{M: 16, N: 8, K: 16, A: vk.ComponentFloat16, B: vk.ComponentFloat16,
+		C: vk.ComponentFloat32, D: vk.ComponentFloat32}}
+	c := convChoice{path: convPathCoopMat, ctile: convCoopDefaultTile, splits: 2, chunk: 256}
+	if got := coopColumnsTile(lim, ConvolutionTuning{}, nil, c, gemmAColumns); got.ctile != coopSplitTile || got.splits != 2 || got.chunk != 256 {
+		t.Errorf("columns: %+v", got)
+	}
+	if got := coopColumnsTile(lim, ConvolutionTuning{}, nil, c, gemmAWeights); got != c {
+		t.Errorf("weights: %+v", got)
+	}
+	c2 := c
+	c2.ctile = 2
+	if got := coopColumnsTile(lim, ConvolutionTuning{}, nil, c2, gemmAColumns); got.ctile != coopSplitTile || got.splits != 2 {
+		t.Errorf("tile 2: %+v", got)
+	}
+	c0 := c
+	c0.ctile = convCoopRowsTile
+	if got := coopColumnsTile(lim, ConvolutionTuning{}, nil, c0, gemmAColumns); got != c0 {
+		t.Errorf("tile %d: %+v", convCoopRowsTile, got)
+	}
+	if got := coopColumnsTile(lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: convCoopDefaultTile}, nil, c, gemmAColumns); got != c {
+		t.Errorf("cooptile=3 forced: %+v", got)
+	}
+	if got := coopColumnsTile(lim, ConvolutionTuning{}, &c, c, gemmAColumns); got != c {
+		t.Errorf("a test's force: %+v", got)
+	}
+	small := lim
+	small.CooperativeMatrixNV = nil
+	if got := coopColumnsTile(small, ConvolutionTuning{}, nil, c, gemmAColumns); got != c {
+		t.Errorf("no cooperative matrices: %+v", got)
 	}
 }

@@ -24,8 +24,10 @@ const (
 	// tile ConvolutionTuning.CoopTile (text: coopmat=1 for tile 0,
 	// cooptile=N); elsewhere the kernel chooses. By default only for
 	// windows of more than one tap with 128 or more channels on each side
-	// that Winograd does not take, and 1x1 windows with 256 or more (see
-	// NoCoopMat).
+	// that Winograd does not take, 1x1 windows with 256 or more (128
+	// rows and 64 deep over 16384 or more columns), and
+	// GEMMs of 49 to 64 rows (64 channels; ResNet's stem) on a 64-row
+	// tile (see NoCoopMat).
 	ConvolutionPathCoopMat
 	convolutionPathCount
 )

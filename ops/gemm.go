@@ -287,12 +287,18 @@ const convCoopDefaultTile = 3
 //     3x3 data gradient (64 rows) from 192 to 154 and the 1x1 one from 53
 //     to 44, where 128-row tiles leave half their rows empty (the
 //     stem on tile 3: 377).
+//   - 1x1 windows of at least 128 rows, 64 deep and 16384 columns. On an
+//     H200 (2026-11-29, bench/results/h200-2026-11-29-s8, run 8) ResNet-50's
+//     float16 1x1 layers against the tiles: 512 -> 128 at 28x28 forward
+//     103 -> 50 us, data gradient 114 -> 47; 128 -> 512 forward 119 -> 66,
+//     data gradient 99 -> 35; 64 -> 256 at 56x56 forward 141 -> 109, 256 ->
+//     64 data gradient 137 -> 76 (the data gradients on coopColumnsTile).
 func convCoopDefault(m, n, k, taps int) bool {
 	if m <= convCoopRows {
 		return m > convCoopRows*3/4 && k >= 128 && n >= 4096
 	}
 	if taps == 1 {
-		return m >= 256 && k >= 256 && n >= 1024
+		return (m >= 256 && k >= 256 && n >= 1024) || (m >= 128 && k >= 64 && n >= 16384)
 	}
 	return m >= 128 && k >= 64*taps
 }
@@ -533,6 +539,33 @@ func gemmChoose(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n, k, 
 		return s
 	}
 	return fewTileSplits(lim, t, gemmBest(lim, t, gemmImage, m, n, k, z, 1, split, only), m, n, k, z, split)
+}
+
+// coopColumnsTile returns c, an image GEMM's choice, on coopSplitTile
+// (128 x 128 x 16) instead of convCoopDefaultTile (128 x 128 x 32) or
+// tile 2 (64 x 128 x 32, for GEMMs of few tiles) where its A is the
+// weights read by columns (modeA gemmAColumns: a 1x1 stride-1 data
+// gradient) and neither a test nor the tuning forced the path; a split
+// of K stays (its chunks are whole slices of tile 7's 16). On an H200
+// (2026-11-29, bench/results/h200-2026-11-29-s8, run 8) tile 7 took
+// ResNet-50's float16 1x1 data gradients from tile 3's 104.0 to 76.4 us
+// (256 -> 64 at 56x56), 62.5 to 47.1 (512 -> 128 at 28x28), 47.2 to
+// 35.0 (128 -> 512), from tile 2's 56.5 to 48.2 (256 -> 1024 at 14x14),
+// and the 1024 x 25088 x 1024 one from 519 to 435; one lost, 1024 -> 256
+// at 14x14, 54.4 to 58.8 (run 9: 58.5).
+func coopColumnsTile(lim vk.Limits, t ConvolutionTuning, force *convChoice, c convChoice, modeA int) convChoice {
+	if modeA != gemmAColumns || c.path != convPathCoopMat || (c.ctile != convCoopDefaultTile && c.ctile != 2) {
+		return c
+	}
+	if _, forced := gemmForced(lim, t, force, true, true); forced {
+		return c
+	}
+	cc := c
+	cc.ctile = coopSplitTile
+	if !convCoopRuns(lim, cc) {
+		return c
+	}
+	return cc
 }
 
 // fewTileSplitDepth is the shallowest K fewTileSplits splits, and
@@ -1460,6 +1493,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 		}
 		zGroups, gridCols = z, colsPer
 		choice = gemmChoose(lim, e.tune, e.force, j.m, j.batches*colsPer, k, taps, z, f16, true, j.modeB != gemmBPhases)
+		choice = coopColumnsTile(lim, e.tune, e.force, choice, j.modeA)
 		if zWork < z {
 			choice = phaseWorkChoice(lim, e.tune, e.force, choice, j.m, j.batches*colsPer, k, taps, zWork, f16)
 		}
