@@ -432,7 +432,8 @@ func TestWinogradCoopSplits(t *testing.T) {
 // Float16 weight gradients run on cooperative matrices by default where
 // the GEMM has 32 or more rows and columns and a depth of 1024 or more
 // (ResNet's stem: 64 x 147 over 401408; a 1x1 512 -> 2048 layer at 7x7),
-// on winogradCoopTile's weight-gradient tile, split for coopSplits'
+// on convWeightsCoopTile's tile (the one whose rows and columns the GEMM
+// fills), split for coopSplits'
 // workgroups per multiprocessor; not for float32, not for few rows or a
 // short depth, not under coopmat=0 or a forced tile, not on devices
 // without them; cooptile=N and splits=N set the tile and the splits.
@@ -448,19 +449,25 @@ func TestConvWeightsCoop(t *testing.T) {
 		m, n, k, groups  int
 		want             bool
 		ctile, splitsMin int
+		taps             int
 	}{
-		{"stem", lim, ConvolutionTuning{}, true, 64, 147, 401408, 1, true, 0, 2},
-		{"1x1 512 to 2048", lim, ConvolutionTuning{}, true, 2048, 512, 1568, 1, true, convCoopDefaultTile, 1},
-		{"short depth", lim, ConvolutionTuning{}, true, 2048, 512, 512, 1, false, 0, 0},
-		{"float32", lim, ConvolutionTuning{}, false, 64, 147, 401408, 1, false, 0, 0},
-		{"few rows", lim, ConvolutionTuning{}, true, 16, 147, 401408, 1, false, 0, 0},
-		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, true, 64, 147, 401408, 1, false, 0, 0},
-		{"tiles forced", lim, ConvolutionTuning{Path: ConvolutionPathTiled, Tile: 1}, true, 64, 147, 401408, 1, false, 0, 0},
-		{"no shapes", convH100, ConvolutionTuning{}, true, 64, 147, 401408, 1, false, 0, 0},
-		{"cooptile=2", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2}, true, 16, 16, 64, 1, true, 2, 1},
-		{"splits=5", lim, ConvolutionTuning{Splits: 5}, true, 64, 147, 401408, 1, true, 0, 5},
+		{"stem", lim, ConvolutionTuning{}, true, 64, 147, 401408, 1, true, 0, 2, 49},
+		{"1x1 512 to 2048", lim, ConvolutionTuning{}, true, 2048, 512, 1568, 1, true, convCoopDefaultTile, 1, 1},
+		{"1x1 256 to 64", lim, ConvolutionTuning{}, true, 64, 256, 100352, 1, true, convCoopRowsTile, 1, 1},
+		{"1x1 64 to 256", lim, ConvolutionTuning{}, true, 256, 64, 100352, 1, true, 1, 1, 1},
+		{"3x3 64 to 64", lim, ConvolutionTuning{}, true, 64, 576, 100352, 1, true, 0, 1, 9},
+		{"64 columns from 3x3 windows", lim, ConvolutionTuning{}, true, 256, 64, 100352, 1, true, convCoopDefaultTile, 1, 9},
+		{"1x1 64 to 64", lim, ConvolutionTuning{}, true, 64, 64, 100352, 1, true, 0, 1, 1},
+		{"short depth", lim, ConvolutionTuning{}, true, 2048, 512, 512, 1, false, 0, 0, 1},
+		{"float32", lim, ConvolutionTuning{}, false, 64, 147, 401408, 1, false, 0, 0, 49},
+		{"few rows", lim, ConvolutionTuning{}, true, 16, 147, 401408, 1, false, 0, 0, 49},
+		{"refused", lim, ConvolutionTuning{NoCoopMat: true}, true, 64, 147, 401408, 1, false, 0, 0, 49},
+		{"tiles forced", lim, ConvolutionTuning{Path: ConvolutionPathTiled, Tile: 1}, true, 64, 147, 401408, 1, false, 0, 0, 49},
+		{"no shapes", convH100, ConvolutionTuning{}, true, 64, 147, 401408, 1, false, 0, 0, 49},
+		{"cooptile=2", lim, ConvolutionTuning{Path: ConvolutionPathCoopMat, CoopTile: 2}, true, 16, 16, 64, 1, true, 2, 1, 1},
+		{"splits=5", lim, ConvolutionTuning{Splits: 5}, true, 64, 147, 401408, 1, true, 0, 5, 49},
 	} {
-		p, ok := convWeightsCoop(c.lim, c.tune, nil, c.f16, c.m, c.n, c.k, c.groups)
+		p, ok := convWeightsCoop(c.lim, c.tune, nil, c.f16, c.m, c.n, c.k, c.taps, c.groups)
 		if ok != c.want {
 			t.Errorf("%s: %v, want %v", c.name, ok, c.want)
 			continue

@@ -740,11 +740,12 @@ func convPlanWeights(lim vk.Limits, t ConvolutionTuning, force *convChoice, m, n
 // GEMM path or the tuning's decide first (coopmat=0, tile=N and direct=1
 // keep the tiles; coopmat=1, cooptile=N take tile CoopTile); by default
 // GEMMs of 32 or more rows and columns over a depth of 1024 or more, on
-// the tile winogradCoopTile picks for weight gradients, their depth split
+// convWeightsCoopTile's tile, their depth split
 // so that every multiprocessor gets 2 workgroups (8 for tiles of 64 x 64
 // or less), each chunk 4 slices deep or more, unless the tuning sets the
-// split count. m, n are per group, k per part of the batch.
-func convWeightsCoop(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16 bool, m, n, k, groups int) (convWeightsPlan, bool) {
+// split count. m, n are per group (n: input channels times taps, the
+// window's taps), k per part of the batch.
+func convWeightsCoop(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16 bool, m, n, k, taps, groups int) (convWeightsPlan, bool) {
 	if !f16 {
 		return convWeightsPlan{}, false
 	}
@@ -763,7 +764,7 @@ func convWeightsCoop(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16 
 		if m < 32 || n < 32 || k < 1024 {
 			return convWeightsPlan{}, false
 		}
-		c = convChoice{path: convPathCoopMat, ctile: winogradCoopTile(m, true)}
+		c = convChoice{path: convPathCoopMat, ctile: convWeightsCoopTile(m, n, taps)}
 	}
 	if !convCoopRuns(lim, c) {
 		return convWeightsPlan{}, false
@@ -775,6 +776,29 @@ func convWeightsCoop(lim vk.Limits, t ConvolutionTuning, force *convChoice, f16 
 		return convWeightsPlan{}, false
 	}
 	return convWeightsPlan{choice: c, splits: splits, chunk: chunk}, true
+}
+
+// convWeightsCoopTile is the cooperative-matrix tile of a float16 weight
+// gradient of m x n values (per group; m output channels, n input
+// channels times taps) from windows of taps taps by default: for 1x1
+// windows 64 x 128 (convCoopRowsTile) for at most 64 rows over 256 or
+// more columns and 128 x 64 (tile 1) for at most 64 columns; else 64 x
+// 64 (tile 0) for at most 64 rows and 128 x 128 x 32
+// (convCoopDefaultTile) above. On an H200 (2026-11-29,
+// bench/results/h200-2026-11-29-s8, run 8) ResNet-50's 1x1 256 -> 64 at
+// 56x56 took 113 us on tile 0 and 89 on tile 10, its 64 -> 256 131 on
+// tile 3 and 107 on tile 1; a 3x3 64 -> 64 layer at 56x56 (64 x 576, run
+// 1) 214 on tile 0 and 239 on tile 10.
+func convWeightsCoopTile(m, n, taps int) int {
+	switch {
+	case taps == 1 && m <= convCoopRows && n >= 256:
+		return convCoopRowsTile
+	case m <= 64:
+		return 0
+	case taps == 1 && n <= 64:
+		return 1
+	}
+	return convCoopDefaultTile
 }
 
 // gemmBest returns the cheapest tile (only tile only, when not -1) and
@@ -2091,7 +2115,7 @@ func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm)
 	if j.fc {
 		k = nb
 	}
-	plan, coop := convWeightsCoop(lim, e.tune, e.force, f16, j.m, j.n, k, j.groups)
+	plan, coop := convWeightsCoop(lim, e.tune, e.force, f16, j.m, j.n, k, int(j.geom[0]*j.geom[1]), j.groups)
 	if !coop {
 		plan = convPlanWeights(lim, e.tune, e.force, j.m, j.n, k, j.groups, parts)
 	}
