@@ -831,3 +831,40 @@ func TestCoopColumnsTile(t *testing.T) {
 		t.Errorf("no cooperative matrices: %+v", got)
 	}
 }
+
+// The bias gradient adds quads only where each plane's region is
+// contiguous (whole rows), a multiple of 4 values long and starting at a
+// multiple of 4 in every plane and batch image.
+func TestConvBiasQuads(t *testing.T) {
+	whole := func(w, h, c int) convRegion {
+		return convRegion{im: &Image{w: w, h: h, cTotal: c}, channels: c, w: w, h: h}
+	}
+	rows := whole(8, 8, 3)
+	rows.y0, rows.h = 2, 5 // rows 2..6: 40 values from value 16 of each plane
+	oddRows := rows
+	oddRows.y0 = 1 // ... from value 8: still a multiple of 4
+	clipped := whole(8, 8, 3)
+	clipped.x0, clipped.w = 1, 4 // not whole rows
+	twoRows := whole(6, 5, 3)
+	twoRows.h = 2 // 12 values a plane, but planes 30 values apart
+	for _, c := range []struct {
+		name string
+		r    convRegion
+		base uint32
+		want bool
+	}{
+		{"8x8 planes", whole(8, 8, 3), 0, true},
+		{"8x8 planes from value 4", whole(8, 8, 3), 4, true},
+		{"8x8 planes from value 2", whole(8, 8, 3), 2, false},
+		{"7x5 planes", whole(5, 7, 4), 0, false},
+		{"6x6 planes, 3 channels", whole(6, 6, 3), 0, true},
+		{"rows 0 to 1 of 6x5 planes (channels 30 apart)", twoRows, 0, false},
+		{"rows 2 to 6", rows, 0, true},
+		{"rows 1 to 5", oddRows, 0, true},
+		{"columns 1 to 4", clipped, 0, false},
+	} {
+		if got := convBiasQuads(c.r, c.base); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
