@@ -787,3 +787,48 @@ func TestConvolutionBiasGradientQuads(t *testing.T) {
 		}
 	}
 }
+
+// col2im (col2im=1 forced) over the geometries its cells must handle:
+// strides 2 and 3 (and 3 x 2), kernels smaller than, equal to and larger
+// than the stride, dilation, asymmetric and negative-going pads (first
+// taps before the image), odd sizes and dx regions whose first pixel's
+// cell starts before the image; float32 and float16, against the
+// reference.
+func TestConvolutionCol2imGeometries(t *testing.T) {
+	dev := vktest.Open(t)
+	tu := ops.ConvolutionTuning{Col2im: true, NoSmallChannels: true}
+	for i, c := range []convCase{
+		{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2}, n: 2, h: 9, w: 11,
+			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}},
+		{d: ops.ConvolutionDescriptor{KernelWidth: 2, KernelHeight: 2, StrideX: 3, StrideY: 3}, n: 2, h: 19, w: 22,
+			pads: padding.Pads{Top: 0, Left: 2, Bottom: 1, Right: 0}},
+		{d: ops.ConvolutionDescriptor{KernelWidth: 5, KernelHeight: 3, StrideX: 3, StrideY: 2}, n: 2, h: 12, w: 14,
+			pads: padding.Pads{Top: 2, Left: 1, Bottom: 0, Right: 3}},
+		{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}, n: 1, h: 13, w: 12,
+			pads: padding.Pads{Top: 2, Left: 2, Bottom: 2, Right: 1}},
+		{d: ops.ConvolutionDescriptor{KernelWidth: 7, KernelHeight: 7, StrideX: 2, StrideY: 2}, n: 1, h: 15, w: 16,
+			pads: padding.Pads{Top: 3, Left: 3, Bottom: 3, Right: 3}},
+	} {
+		// Enough multiply-adds for the tiles (a direct GEMM sums dx itself).
+		c.d.InputFeatureChannels, c.d.OutputFeatureChannels, c.bias = 12, 32, true
+		if c.d.DilationX == 0 {
+			c.d.DilationX, c.d.DilationY = 1, 1
+		}
+		for _, f16 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d %v half %v", i, c, f16), func(t *testing.T) {
+				var kernels []any
+				convRunCase(t, dev, c, rand.New(rand.NewSource(int64(31+i))), f16, func(k any) {
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					kernels = append(kernels, k)
+				})
+				col2im := false
+				for _, k := range kernels {
+					col2im = col2im || ops.ConvCol2im(k)
+				}
+				assert.True(t, col2im, "col2im ran")
+			})
+		}
+	}
+}

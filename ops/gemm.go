@@ -1741,10 +1741,13 @@ func (e *convEngine) encodeCol2im(cb *vk.CommandBuffer, pl *vk.Pipeline, binds [
 		return fmt.Errorf("%w: %s: %d channels of %d batch images exceed the device's workgroup counts", ErrDeviceLimit, e.label, g.m, nb)
 	}
 	push := unsafe.Slice((*byte)(unsafe.Pointer(pc)), unsafe.Sizeof(*pc))
-	pixels, step := out.w*out.h, int(lim.MaxComputeWorkGroupCount[0])*64
-	for p0 := 0; p0 < pixels; p0 += step {
+	// An invocation per cell of SX x SY dx pixels (convolution_col2im.comp).
+	sx, sy := int(g.geom[2]), int(g.geom[3])
+	cells := (floorDiv(out.w-1-g.firstX, sx) - floorDiv(-g.firstX, sx) + 1) * (floorDiv(out.h-1-g.firstY, sy) - floorDiv(-g.firstY, sy) + 1)
+	step := int(lim.MaxComputeWorkGroupCount[0]) * 64
+	for p0 := 0; p0 < cells; p0 += step {
 		pc.N0 = uint32(p0)
-		gx := (min(step, pixels-p0) + 63) / 64
+		gx := (min(step, cells-p0) + 63) / 64
 		if err := cb.Dispatch(pl, binds, push, [3]uint32{uint32(gx), uint32(g.m), uint32(nb)}); err != nil {
 			return fmt.Errorf("%s: %w", e.label, err)
 		}
