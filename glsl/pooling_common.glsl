@@ -269,6 +269,43 @@ bool unpackRow(Strip p, int ky, float outside) {
 }
 #endif
 
+#ifdef VKMPS_F16A
+// The "packedf16" builds' passes on halves (pooling_max.comp,
+// pooling_max_argmax.comp) reduce the fetched 32-bit words themselves,
+// two neighbouring columns a word (the lower in its low bits). They need
+// the POOL_FETCH_ROWS views of the source.
+#ifndef POOL_FETCH_ROWS
+#error VKMPS_F16A needs POOL_FETCH_ROWS
+#endif
+const int NW = (NV * VW + 1) / 2; // words fetched per source row
+
+// The words of the source row being reduced.
+uint rw[NW];
+
+// loadWords fetches the strip's words of source row p.s.y + r (clamped to
+// the image) into rw.
+void loadWords(Strip p, int r) {
+	uint row = p.srcOff + uint(clamp(p.s.y + r, 0, pc.srcSize.y - 1) * pc.srcSize.x);
+	int a = (p.s.x - PAR) / VW;
+	[[unroll]] for (int t = 0; t < NV; t++) {
+		int q = clamp(a + t, 0, pc.srcSize.x / VW - 1);
+		if (VW == 8) {
+			uvec4 u = src8[(row >> 3) + uint(q)];
+			rw[4 * t] = u.x;
+			rw[4 * t + 1] = u.y;
+			rw[4 * t + 2] = u.z;
+			rw[4 * t + 3] = u.w;
+		} else if (VW == 4) {
+			uvec2 u = src4h[(row >> 2) + uint(q)];
+			rw[2 * t] = u.x;
+			rw[2 * t + 1] = u.y;
+		} else {
+			rw[t] = src2h[(row >> 1) + uint(q)];
+		}
+	}
+}
+#endif
+
 // Segment column of tap kx of the strip's window o.
 int tapCol(int o, int kx) { return o * SX + kx * DX; }
 

@@ -40,34 +40,7 @@ bool usedCol(int e) {
 // inf - inf there, even in a column no window uses, sends the strip to the
 // full pass).
 
-const int NW = (NV * VW + 1) / 2; // words fetched per source row
 const int RY = (OY - 1) * SY + KEY; // source rows the strip's OY rows of windows span
-
-// The words of the source row being reduced.
-uint rw[NW];
-
-// loadWords fetches the strip's words of source row p.s.y + r (clamped to
-// the image) into rw.
-void loadWords(Strip p, int r) {
-	uint row = p.srcOff + uint(clamp(p.s.y + r, 0, pc.srcSize.y - 1) * pc.srcSize.x);
-	int a = (p.s.x - PAR) / VW;
-	[[unroll]] for (int t = 0; t < NV; t++) {
-		int q = clamp(a + t, 0, pc.srcSize.x / VW - 1);
-		if (VW == 8) {
-			uvec4 u = src8[(row >> 3) + uint(q)];
-			rw[4 * t] = u.x;
-			rw[4 * t + 1] = u.y;
-			rw[4 * t + 2] = u.z;
-			rw[4 * t + 3] = u.w;
-		} else if (VW == 4) {
-			uvec2 u = src4h[(row >> 2) + uint(q)];
-			rw[2 * t] = u.x;
-			rw[2 * t + 1] = u.y;
-		} else {
-			rw[t] = src2h[(row >> 1) + uint(q)];
-		}
-	}
-}
 
 // windowRow returns the window row (ky) that source row r is for the
 // strip's destination row j, or -1 when r is none of its rows.

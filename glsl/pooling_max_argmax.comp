@@ -14,6 +14,11 @@
 // codes, the first pixel in the low bits. A strip is OX pixels, a multiple
 // of PER, so each invocation writes whole words: no atomics, no sharing.
 // vkmps:variant f16 -DVKMPS_F16
+// vkmps:variant packedf16 -DVKMPS_F16 -DVKMPS_F16A
+#ifdef VKMPS_F16A
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define POOL_FETCH_ROWS
+#endif
 #include "pooling_common.glsl"
 
 layout(constant_id = 11) const int AMBITS = 8;
@@ -105,6 +110,76 @@ bool fastPass(Strip p, inout uint code[OX]) {
 	return ok;
 }
 
+#ifdef VKMPS_F16A
+// halfPass is fastPass (under the same assumptions, and false where they
+// may not hold) on the halves themselves: the "packedf16" build (ops'
+// halfArithmetic: float16 images loaded at least in pairs, windows whose
+// columns are neighbours, a device with shaderFloat16). Per fetched word
+// (two neighbouring columns, the lower in its low bits) and window row
+// in order, one f16vec2 max takes the columns' maxima over the rows so
+// far, and a strictly greater value moves the column's first row holding
+// its maximum (kf) to that row. A window's maximum m is then the largest
+// of its columns' maxima, and its first tap in row-major order equal to m
+// is the smallest kf*KW + kx over its columns kx whose maximum is m: the
+// first tap equal to the maximum, as fastPass finds it, and the same
+// value (a max of halves is exact). The NaN test is a sum of every
+// fetched half (a NaN, or inf - inf, there sends the strip to the full
+// pass, as in pooling_max.comp's pass on halves). One destination row
+// an invocation: a form over several rows that reduced the rows they
+// share once (pooling_max.comp's) took the float16 argmax forward at
+// 112x112 from 33.4 to 74-91 us on an H200, its arrays in local memory
+// (bench/results/h200-2026-11-29-s9, run 2).
+uint cmw[NW];   // per word, its two columns' maxima (packed halves)
+uvec2 kfw[NW];  // and the first window row holding each
+
+// colMax returns segment column e's maximum over the window rows, OUT
+// where the column lies outside the image.
+float16_t colMax(int e, float16_t OUT) {
+	int i = PAR + e;
+	return colIn[e] ? unpackFloat2x16(cmw[i / 2])[i % 2] : OUT;
+}
+
+bool halfPass(Strip p, inout uint code[OX]) {
+	const float16_t OUT = CLAMP ? float16_t(NEG_INF) : float16_t(0.0);
+	f16vec2 sum = f16vec2(0.0);
+	bool inside = p.s.x >= 0 && p.s.x + SEG <= pc.srcSize.x && p.s.y >= 0 && p.s.y + KEY <= pc.srcSize.y;
+	[[unroll]] for (int ky = 0; ky < KH; ky++) {
+		loadWords(p, ky * DY);
+		int y = p.s.y + ky * DY;
+		bool yin = y >= 0 && y < pc.srcSize.y;
+		[[unroll]] for (int w = 0; w < NW; w++) {
+			f16vec2 v = yin ? unpackFloat2x16(rw[w]) : f16vec2(OUT);
+			sum += v;
+			if (ky == 0) {
+				cmw[w] = packFloat2x16(v);
+				kfw[w] = uvec2(0u);
+			} else {
+				f16vec2 c = unpackFloat2x16(cmw[w]);
+				bvec2 gt = greaterThan(v, c);
+				cmw[w] = packFloat2x16(max(c, v));
+				kfw[w] = uvec2(gt.x ? uint(ky) : kfw[w].x, gt.y ? uint(ky) : kfw[w].y);
+			}
+		}
+	}
+	if (any(isnan(sum))) return false;
+	bool ok = true;
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		float16_t m = colMax(tapCol(o, 0), OUT);
+		[[unroll]] for (int kx = 1; kx < KW; kx++) m = max(m, colMax(tapCol(o, kx), OUT));
+		uint c = MASK;
+		[[unroll]] for (int kx = 0; kx < KW; kx++) {
+			int i = PAR + tapCol(o, kx);
+			uint t = kfw[i / 2][i % 2] * uint(KW) + uint(kx);
+			c = colMax(tapCol(o, kx), OUT) == m ? min(c, t) : c;
+		}
+		ok = ok && (inside || m != OUT || o >= p.count);
+		res[o] = float(m);
+		code[o] = o < p.count ? c : MASK;
+	}
+	return ok;
+}
+#endif
+
 // fullPass fills res and code for any strip: NaNs, outside taps, windows
 // with no tap inside.
 void fullPass(Strip p, inout uint code[OX]) {
@@ -184,9 +259,19 @@ void fullPass(Strip p, inout uint code[OX]) {
 	}
 }
 
+#ifdef VKMPS_F16A
+const bool HALF = VW >= 2;
+#else
+const bool HALF = false;
+#endif
+
 void poolStrip(Strip p) {
 	uint code[OX];
 	bool done = false;
+#ifdef VKMPS_F16A
+	if (FAST && HALF) done = halfPass(p, code);
+	else
+#endif
 	if (FAST) done = fastPass(p, code);
 	if (!done) fullPass(p, code);
 	if (WRITE_VALUES) storeResults(p);

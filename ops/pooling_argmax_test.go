@@ -128,9 +128,16 @@ func TestArgmaxPassesMatchReference(t *testing.T) {
 			t.Log("float16 images not supported: float32 only")
 			continue
 		}
+		tunings := []ops.Tuning{}
 		for mode := ops.ArgmaxTapByTap; mode <= ops.ArgmaxFastTwoPhase; mode++ {
-			tu := ops.Tuning{Argmax: mode}
-			t.Run(fmt.Sprintf("half=%v/argmax=%d", half, mode), func(t *testing.T) {
+			tunings = append(tunings, ops.Tuning{Argmax: mode})
+		}
+		// Several rows an invocation (the pass on halves reduces the source
+		// rows they share once; the random heights leave the last
+		// invocation partly past the clip), with planes too.
+		tunings = append(tunings, ops.Tuning{StripRows: 2}, ops.Tuning{StripRows: 4, StripPlanes: 2})
+		for _, tu := range tunings {
+			t.Run(fmt.Sprintf("half=%v/argmax=%d/oy=%d", half, tu.Argmax, tu.StripRows), func(t *testing.T) {
 				for i := 0; i < cases; i++ {
 					c := argmaxCase(r, i)
 					n := c.src.N * c.src.C * c.src.H * c.src.W

@@ -382,10 +382,23 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	k.pz = int8(pz)
 	k.packed = ps.halfArithmetic(pass, src.format, vw)
 	k.oy = int8(ps.stripRows(pass, src.format, k.packed, (t.w+ox-1)/ox*t.h*t.z))
-	lx, ly, lz := localSizeFor(ps.tune.workgroupTarget(), ps.dev.Limits(), (t.w+ox-1)/ox, ceilDiv(t.h, int(k.oy)), ceilDiv(t.z, pz))
+	target := ps.tune.workgroupTarget()
+	if k.packed && pass != passValues && ps.tune.Workgroup == 0 {
+		target = argmaxHalfWorkgroup
+	}
+	lx, ly, lz := localSizeFor(target, ps.dev.Limits(), (t.w+ox-1)/ox, ceilDiv(t.h, int(k.oy)), ceilDiv(t.z, pz))
 	k.lx, k.ly, k.lz = int16(lx), int16(ly), int16(lz)
 	return k
 }
+
+// argmaxHalfWorkgroup is the invocations a workgroup of the argmax
+// passes on halves (halfArithmetic) aims at, unless a Tuning sets
+// Workgroup: on an H200 (bench/results/h200-2026-11-29-s9, run 1, every
+// pass under wg=128 against the default 256) the float16 max forward
+// recording the argmax at 112x112 (3x3, stride 2) took 30.5 µs against
+// 33.5, the gradient recomputing it 64.7 against 66.0; at 56x56 (2x2)
+// both the same, at 28x28 (3x3, stride 1) 1% slower.
+const argmaxHalfWorkgroup = 128
 
 // minPlaneItems is the work items (strips or gather strips, times rows and
 // planes) a dispatch keeps at least when its invocations take several
@@ -410,11 +423,14 @@ func fewerPlanes(pz, items int) int {
 // loaded vw values at a time, takes the "packedf16" build, whose fast pass
 // computes on halves (Tuning.NoHalfArithmetic): for float16 images on
 // devices with shaderFloat16, in the max and dilated-max forwards' value
-// passes (which have a fast pass), where the strips load at least pairs
+// and argmax passes (which have a fast pass), where the strips load at least pairs
 // and the windows' columns are neighbours (dilation 1 along x). There the
 // window rows' maxima are taken on pairs of neighbouring columns (f16vec2),
 // then each window's maximum over its columns: a max of halves is exact,
-// so the results are the bits of the float32 arithmetic.
+// so the results are the bits of the float32 arithmetic. The same holds
+// for the argmax passes' fast two-phase pass (the default, argmaxFast and
+// argmaxTwoPhase), which takes each column's first row holding its
+// maximum along with it (pooling_max_argmax.comp's halfPass).
 //
 // On an H200 (bench/results/h200-2026-11-29-s7, run 6) the float16 max
 // forward at 112x112 (3x3, stride 2) took 28.8 µs against 32.3, at 56x56
@@ -422,10 +438,16 @@ func fewerPlanes(pz, items int) int {
 // columns the word maxima compute for nothing, got slower (47.8 against
 // 46.1 at 112, 80.3 against 73.8 at 56), so it keeps the float32 pass.
 func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
-	if f != Float16 || !ps.dev.Limits().Float16Arithmetic || ps.tune.NoHalfArithmetic || vw < 2 || ps.geom.DilationX != 1 {
+	if f != Float16 || !ps.dev.Limits().Float16Arithmetic || ps.tune.NoHalfArithmetic || vw < 2 || ps.geom.DilationX != 1 || !ps.kind.IsMax() {
 		return false
 	}
-	return pass == passValues && ps.kind.IsMax() && !ps.tune.NoFastMax
+	switch pass {
+	case passValues:
+		return !ps.tune.NoFastMax
+	case passArgmax, passArgmaxOnly:
+		return argmaxFast(ps.tune) && argmaxTwoPhase(ps.tune)
+	}
+	return false
 }
 
 // stripRows returns the destination rows one invocation of a direct pass
@@ -452,7 +474,7 @@ func (ps *passes) stripRows(pass passKind, f Format, packed bool, items int) int
 	switch {
 	case ps.tune.StripRows > 0:
 		return ps.tune.StripRows
-	case packed, ps.kind == KindAverage && pass == passValues && f == Float16 && ky > ps.geom.StrideY:
+	case packed && pass == passValues, ps.kind == KindAverage && pass == passValues && f == Float16 && ky > ps.geom.StrideY:
 		return fewerPlanes(4, items)
 	}
 	return 1

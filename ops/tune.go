@@ -96,13 +96,15 @@ type Tuning struct {
 	// results). On an H100 (the run above) float16 max 3x3 at 112 went
 	// from 48 to 34 us, float32 from 50 to 47.
 	NoFastMax bool
-	// NoHalfArithmetic (half=0): the max forwards' fast pass over float16
-	// images converts every tap to float32. By default, on devices with
+	// NoHalfArithmetic (half=0): the max forwards' fast pass and the fast
+	// two-phase argmax pass over float16 images convert every tap to
+	// float32. By default, on devices with
 	// shaderFloat16 (vk.Limits.Float16Arithmetic) and for windows whose
 	// columns are neighbours (dilation 1 along x), it takes the maxima on
 	// the halves themselves: first over the window rows, two neighbouring
 	// columns per instruction, then over each window's columns (a max of
-	// halves is exact, so the results are the same bits). On an H200 the
+	// halves is exact, so the results are the same bits; the argmax pass
+	// keeps each column's first row holding its maximum too). On an H200 the
 	// float16 max forward at 112x112 (3x3, stride 2) took 28.8 µs instead
 	// of 32.3, and 26.4 over 4 rows an invocation (StripRows).
 	NoHalfArithmetic bool

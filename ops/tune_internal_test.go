@@ -125,6 +125,8 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, maxRows.stripRows(passValues, Float16, true, 1<<18))
 	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, true, 1<<17+1))
 	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, false, big), "other passes: one row")
+	assert.Equal(t, 1, maxRows.stripRows(passArgmax, Float16, true, big), "the argmax passes on halves: one row")
+	assert.Equal(t, 1, maxRows.stripRows(passArgmaxOnly, Float16, true, big))
 	avgRows := &passes{kind: KindAverage, geom: g}
 	assert.Equal(t, 4, avgRows.stripRows(passValues, Float16, false, big), "float16 average, 3x3 windows at stride 2")
 	assert.Equal(t, 1, avgRows.stripRows(passValues, Float32, false, big))
@@ -208,6 +210,7 @@ func TestStripRowsByPass(t *testing.T) {
 		{KindMax, k3, passValues, Float16, half},
 		{KindMax, k3, passValues, Float32, 1},
 		{KindMax, k3, passArgmax, Float16, 1},
+		{KindMax, k3, passArgmax, Float32, 1},
 		{KindDilatedMax, d2, passValues, Float16, 1},
 		{KindL2Norm, k3, passValues, Float16, 1},
 	} {
@@ -218,4 +221,72 @@ func TestStripRowsByPass(t *testing.T) {
 		k = ps.key(c.pass, EdgeClamp, &Image{w: 112, format: c.f}, target)
 		assert.Equal(t, 2, int(k.oy), "%v %v pass %d under oy=2", c.kind, c.f, c.pass)
 	}
+}
+
+// The passes on halves ("packedf16"): the max kinds' value passes and
+// their fast two-phase argmax passes (the default), over float16 images
+// loaded at least in pairs with dilation 1 along x, on devices with
+// shaderFloat16; not the other kinds, tunings or loads.
+func TestHalfArithmeticPasses(t *testing.T) {
+	dev := vktest.Open(t)
+	if !dev.Limits().Float16Arithmetic {
+		t.Skip("no shaderFloat16: no pass on halves")
+	}
+	k3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	d2 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	d2y := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 2}
+	for _, c := range []struct {
+		kind PoolingKind
+		g    Geometry
+		pass passKind
+		f    Format
+		vw   int
+		tune Tuning
+		want bool
+	}{
+		{KindMax, k3, passValues, Float16, 4, Tuning{}, true},
+		{KindMax, k3, passArgmax, Float16, 4, Tuning{}, true},
+		{KindMax, k3, passArgmaxOnly, Float16, 2, Tuning{}, true},
+		{KindDilatedMax, d2y, passArgmax, Float16, 4, Tuning{}, true},
+		{KindMax, k3, passArgmax, Float16, 4, Tuning{Argmax: ArgmaxFastTwoPhase}, true},
+		{KindMax, k3, passArgmax, Float32, 4, Tuning{}, false},
+		{KindMax, k3, passArgmax, Float16, 1, Tuning{}, false},
+		{KindDilatedMax, d2, passArgmax, Float16, 4, Tuning{}, false},
+		{KindMax, k3, passArgmax, Float16, 4, Tuning{NoHalfArithmetic: true}, false},
+		{KindMax, k3, passArgmax, Float16, 4, Tuning{Argmax: ArgmaxFastTapByTap}, false},
+		{KindMax, k3, passArgmaxOnly, Float16, 4, Tuning{Argmax: ArgmaxTwoPhase}, false},
+		{KindMax, k3, passArgmax, Float16, 4, Tuning{NoFastMax: true}, true},
+		{KindMax, k3, passValues, Float16, 4, Tuning{NoFastMax: true}, false},
+		{KindAverage, k3, passValues, Float16, 4, Tuning{}, false},
+		{KindL2Norm, k3, passRatio, Float16, 4, Tuning{}, false},
+	} {
+		ps := newPasses(dev, c.kind, c.g)
+		ps.setTuning(c.tune)
+		assert.Equal(t, c.want, ps.halfArithmetic(c.pass, c.f, c.vw), "%v %v pass %d vw %d %+v", c.kind, c.f, c.pass, c.vw, c.tune)
+	}
+}
+
+// The argmax passes on halves aim at workgroups of argmaxHalfWorkgroup
+// invocations, the others (and those passes under a Tuning's Workgroup)
+// at the target.
+func TestArgmaxHalfWorkgroup(t *testing.T) {
+	dev := vktest.Open(t)
+	k3 := Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}
+	target := passTarget{dstW: 56, w: 56, h: 56, z: 2048, firstSrcCol: -1}
+	size := func(pass passKind, f Format, tu Tuning) int {
+		ps := newPasses(dev, KindMax, k3)
+		ps.setTuning(tu)
+		k := ps.key(pass, EdgeClamp, &Image{w: 112, format: f}, target)
+		return int(k.lx) * int(k.ly) * int(k.lz)
+	}
+	half := workgroupTarget
+	if dev.Limits().Float16Arithmetic {
+		half = argmaxHalfWorkgroup
+	}
+	assert.Equal(t, half, size(passArgmax, Float16, Tuning{}))
+	assert.Equal(t, half, size(passArgmaxOnly, Float16, Tuning{}))
+	assert.Equal(t, workgroupTarget, size(passArgmax, Float32, Tuning{}))
+	assert.Equal(t, workgroupTarget, size(passValues, Float16, Tuning{}))
+	assert.Equal(t, workgroupTarget, size(passArgmax, Float16, Tuning{NoHalfArithmetic: true}))
+	assert.Equal(t, 512, size(passArgmax, Float16, Tuning{Workgroup: 512}))
 }
