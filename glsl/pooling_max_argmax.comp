@@ -113,8 +113,9 @@ bool fastPass(Strip p, inout uint code[OX]) {
 #ifdef VKMPS_F16A
 // halfPass is fastPass (under the same assumptions, and false where they
 // may not hold) on the halves themselves: the "packedf16" build (ops'
-// halfArithmetic: float16 images loaded at least in pairs, windows whose
-// columns are neighbours, a device with shaderFloat16). Per fetched word
+// halfArithmetic: float16 images loaded at least in pairs, a device with
+// shaderFloat16; with dilation along x some columns reduced are no
+// window's). Per fetched word
 // (two neighbouring columns, the lower in its low bits) and window row
 // in order, one f16vec2 max takes the columns' maxima over the rows so
 // far, and a strictly greater value moves the column's first row holding

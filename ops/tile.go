@@ -423,22 +423,32 @@ func fewerPlanes(pz, items int) int {
 // loaded vw values at a time, takes the "packedf16" build, whose fast pass
 // computes on halves (Tuning.NoHalfArithmetic): for float16 images on
 // devices with shaderFloat16, in the max and dilated-max forwards' value
-// and argmax passes (which have a fast pass), where the strips load at least pairs
-// and the windows' columns are neighbours (dilation 1 along x). There the
-// window rows' maxima are taken on pairs of neighbouring columns (f16vec2),
-// then each window's maximum over its columns: a max of halves is exact,
-// so the results are the bits of the float32 arithmetic. The same holds
-// for the argmax passes' fast two-phase pass (the default, argmaxFast and
-// argmaxTwoPhase), which takes each column's first row holding its
-// maximum along with it (pooling_max_argmax.comp's halfPass).
+// and argmax passes (which have a fast pass), where the strips load at
+// least pairs. There the window rows' maxima are taken on pairs of
+// neighbouring columns (f16vec2), then each window's maximum over its
+// columns: a max of halves is exact, so the results are the bits of the
+// float32 arithmetic. The same holds for the argmax passes' fast
+// two-phase pass (the default, argmaxFast and argmaxTwoPhase), which
+// takes each column's first row holding its maximum along with it
+// (pooling_max_argmax.comp's halfPass). With dilation along x some of
+// the columns reduced are no window's (dilation 2 at stride 2: every odd
+// one), and still it gains.
 //
 // On an H200 (bench/results/h200-2026-11-29-s7, run 6) the float16 max
-// forward at 112x112 (3x3, stride 2) took 28.8 µs against 32.3, at 56x56
-// (2x2) 42.7 against 42.9; dilated max (3x3, dilation 2), whose odd
-// columns the word maxima compute for nothing, got slower (47.8 against
-// 46.1 at 112, 80.3 against 73.8 at 56), so it keeps the float32 pass.
+// value pass at 112x112 (3x3, stride 2) took 28.8 µs against 32.3, at
+// 56x56 (2x2) 42.7 against 42.9; then 26.3 and 38.8 over 4 rows an
+// invocation (stripRows). The argmax passes on halves
+// (bench/results/h200-2026-11-29-s9, runs 1 and 3, in workgroups of
+// argmaxHalfWorkgroup), float16 max forward recording the argmax and the
+// gradient recomputing it: 44.2 -> 30.5 and 77.3 -> 65.2 µs at 112x112,
+// 51.8 -> 46.4 and 96.0 -> 89.1 at 56x56. Dilated max (3x3, dilation 2;
+// run 4 there; run 6 of s7, on one row an invocation, had found the
+// value pass slower on halves): forward 46.3 -> 37.9, recording forward
+// 42.0 -> 34.3, gradient 87.3 -> 78.0 at 112x112; 74.0 -> 74.3, 55.6 ->
+// 53.2 and 105.5 -> 101.4 at 56x56; 25.7 -> 23.3, 23.7 -> 18.6 and
+// 44.9 -> 39.0 at 28x28 (3x3, stride 1).
 func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
-	if f != Float16 || !ps.dev.Limits().Float16Arithmetic || ps.tune.NoHalfArithmetic || vw < 2 || ps.geom.DilationX != 1 || !ps.kind.IsMax() {
+	if f != Float16 || !ps.dev.Limits().Float16Arithmetic || ps.tune.NoHalfArithmetic || vw < 2 || !ps.kind.IsMax() {
 		return false
 	}
 	switch pass {

@@ -98,15 +98,15 @@ type Tuning struct {
 	NoFastMax bool
 	// NoHalfArithmetic (half=0): the max forwards' fast pass and the fast
 	// two-phase argmax pass over float16 images convert every tap to
-	// float32. By default, on devices with
-	// shaderFloat16 (vk.Limits.Float16Arithmetic) and for windows whose
-	// columns are neighbours (dilation 1 along x), it takes the maxima on
-	// the halves themselves: first over the window rows, two neighbouring
-	// columns per instruction, then over each window's columns (a max of
-	// halves is exact, so the results are the same bits; the argmax pass
-	// keeps each column's first row holding its maximum too). On an H200 the
-	// float16 max forward at 112x112 (3x3, stride 2) took 28.8 µs instead
-	// of 32.3, and 26.4 over 4 rows an invocation (StripRows).
+	// float32. By default, on devices with shaderFloat16
+	// (vk.Limits.Float16Arithmetic), they take the maxima on the halves
+	// themselves: first over the window rows, two neighbouring columns per
+	// instruction, then over each window's columns (a max of halves is
+	// exact, so the results are the same bits; the argmax pass keeps each
+	// column's first row holding its maximum too). On an H200 the float16
+	// max forward at 112x112 (3x3, stride 2) took 28.8 µs instead of 32.3,
+	// and 26.4 over 4 rows an invocation (StripRows); the forward
+	// recording the argmax 30.5 instead of 44.2.
 	NoHalfArithmetic bool
 	// Argmax (argmax): the direct argmax pass, ArgmaxTapByTap (1),
 	// ArgmaxTwoPhase (2), ArgmaxFastTapByTap (3) or ArgmaxFastTwoPhase (4);

@@ -211,7 +211,7 @@ func TestStripRowsByPass(t *testing.T) {
 		{KindMax, k3, passValues, Float32, 1},
 		{KindMax, k3, passArgmax, Float16, 1},
 		{KindMax, k3, passArgmax, Float32, 1},
-		{KindDilatedMax, d2, passValues, Float16, 1},
+		{KindDilatedMax, d2, passValues, Float16, half},
 		{KindL2Norm, k3, passValues, Float16, 1},
 	} {
 		ps := newPasses(dev, c.kind, c.g)
@@ -225,7 +225,7 @@ func TestStripRowsByPass(t *testing.T) {
 
 // The passes on halves ("packedf16"): the max kinds' value passes and
 // their fast two-phase argmax passes (the default), over float16 images
-// loaded at least in pairs with dilation 1 along x, on devices with
+// loaded at least in pairs, dilated or not, on devices with
 // shaderFloat16; not the other kinds, tunings or loads.
 func TestHalfArithmeticPasses(t *testing.T) {
 	dev := vktest.Open(t)
@@ -251,7 +251,8 @@ func TestHalfArithmeticPasses(t *testing.T) {
 		{KindMax, k3, passArgmax, Float16, 4, Tuning{Argmax: ArgmaxFastTwoPhase}, true},
 		{KindMax, k3, passArgmax, Float32, 4, Tuning{}, false},
 		{KindMax, k3, passArgmax, Float16, 1, Tuning{}, false},
-		{KindDilatedMax, d2, passArgmax, Float16, 4, Tuning{}, false},
+		{KindDilatedMax, d2, passArgmax, Float16, 4, Tuning{}, true},
+		{KindDilatedMax, d2, passValues, Float16, 4, Tuning{}, true},
 		{KindMax, k3, passArgmax, Float16, 4, Tuning{NoHalfArithmetic: true}, false},
 		{KindMax, k3, passArgmax, Float16, 4, Tuning{Argmax: ArgmaxFastTapByTap}, false},
 		{KindMax, k3, passArgmaxOnly, Float16, 4, Tuning{Argmax: ArgmaxTwoPhase}, false},
