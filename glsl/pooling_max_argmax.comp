@@ -128,7 +128,7 @@ bool fastPass(Strip p, inout uint code[OX]) {
 // pass, as in pooling_max.comp's pass on halves). One destination row
 // an invocation: a form over several rows that reduced the rows they
 // share once (pooling_max.comp's) took the float16 argmax forward at
-// 112x112 from 33.4 to 74-91 us on an H200, its arrays in local memory
+// 112x112 from 33.4 to 74-111 us on an H200, its arrays in local memory
 // (bench/results/h200-2026-11-29-s9, run 2).
 uint cmw[NW];   // per word, its two columns' maxima (packed halves)
 uvec2 kfw[NW];  // and the first window row holding each

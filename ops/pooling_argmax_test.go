@@ -132,9 +132,9 @@ func TestArgmaxPassesMatchReference(t *testing.T) {
 		for mode := ops.ArgmaxTapByTap; mode <= ops.ArgmaxFastTwoPhase; mode++ {
 			tunings = append(tunings, ops.Tuning{Argmax: mode})
 		}
-		// Several rows an invocation (the pass on halves reduces the source
-		// rows they share once; the random heights leave the last
-		// invocation partly past the clip), with planes too.
+		// Several rows an invocation (each row's strip in turn, the pass on
+		// halves included; the random heights leave the last invocation
+		// partly past the clip), with planes too.
 		tunings = append(tunings, ops.Tuning{StripRows: 2}, ops.Tuning{StripRows: 4, StripPlanes: 2})
 		for _, tu := range tunings {
 			t.Run(fmt.Sprintf("half=%v/argmax=%d/oy=%d", half, tu.Argmax, tu.StripRows), func(t *testing.T) {
