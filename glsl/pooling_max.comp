@@ -100,7 +100,9 @@ bool halfPass(Strip p) {
 		[[unroll]] for (int o = 0; o < OX; o++) {
 			float16_t m = colHalf(j, tapCol(o, 0), OUT);
 			[[unroll]] for (int kx = 1; kx < KW; kx++) m = max(m, colHalf(j, tapCol(o, kx), OUT));
-			res[o] = (CLAMP && !anyTap(q, o)) ? 0.0 : float(m);
+			res[o] = float(m);
+			// Only a maximum of -inf can be a window with no tap inside.
+			if (CLAMP && m == OUT && !anyTap(q, o)) res[o] = 0.0;
 		}
 		storeResults(q);
 	}
@@ -123,7 +125,10 @@ bool fastPass(Strip p) {
 			[[unroll]] for (int kx = 0; kx < KW; kx++) m[o] = max(m[o], segV[tapCol(o, kx)]);
 	}
 	if (isnan(sum)) return false;
-	[[unroll]] for (int o = 0; o < OX; o++) res[o] = (CLAMP && !anyTap(p, o)) ? 0.0 : m[o];
+	[[unroll]] for (int o = 0; o < OX; o++) {
+		res[o] = m[o];
+		if (CLAMP && m[o] == NEG_INF && !anyTap(p, o)) res[o] = 0.0; // see halfPass
+	}
 	return true;
 }
 
