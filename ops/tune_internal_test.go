@@ -118,22 +118,24 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, stripPlanes(Tuning{}, passArgmax, Float32, big))
 	assert.Equal(t, 1, stripPlanes(Tuning{}, passArgmax, Float32, 1000))
 	assert.Equal(t, 2, stripPlanes(Tuning{StripPlanes: 2}, passValues, Float32, 1000))
-	// Rows per invocation of the max forwards' pass on halves: 4, fewer
-	// where the dispatch would be small, a tuning's whatever the size.
+	// Rows per invocation of the max forwards' pass on halves: 4 where
+	// its strips are stored as vectors, fewer where the dispatch would be
+	// small, a tuning's whatever the size.
 	maxRows := &passes{kind: KindMax, geom: g}
-	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, big))
-	assert.Equal(t, 2, maxRows.stripRows(passValues, Float16, true, 1<<18))
-	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, true, 1<<17+1))
-	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, false, big), "other passes: one row")
-	assert.Equal(t, 1, maxRows.stripRows(passArgmax, Float16, true, big), "the argmax passes on halves: one row")
-	assert.Equal(t, 1, maxRows.stripRows(passArgmaxOnly, Float16, true, big))
+	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, true, big))
+	assert.Equal(t, 2, maxRows.stripRows(passValues, Float16, true, true, 1<<18))
+	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, true, true, 1<<17+1))
+	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, true, false, big), "strips stored value by value: one row")
+	assert.Equal(t, 1, maxRows.stripRows(passValues, Float16, false, true, big), "other passes: one row")
+	assert.Equal(t, 1, maxRows.stripRows(passArgmax, Float16, true, true, big), "the argmax passes on halves: one row")
+	assert.Equal(t, 1, maxRows.stripRows(passArgmaxOnly, Float16, true, true, big))
 	avgRows := &passes{kind: KindAverage, geom: g}
-	assert.Equal(t, 4, avgRows.stripRows(passValues, Float16, false, big), "float16 average, 3x3 windows at stride 2")
-	assert.Equal(t, 1, avgRows.stripRows(passValues, Float32, false, big))
+	assert.Equal(t, 4, avgRows.stripRows(passValues, Float16, false, false, big), "float16 average, 3x3 windows at stride 2")
+	assert.Equal(t, 1, avgRows.stripRows(passValues, Float32, false, false, big))
 	avgRows.tune = Tuning{StripRows: 2}
-	assert.Equal(t, 2, avgRows.stripRows(passValues, Float32, false, big))
+	assert.Equal(t, 2, avgRows.stripRows(passValues, Float32, false, false, big))
 	maxRows.tune = Tuning{StripRows: 4}
-	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, 10))
+	assert.Equal(t, 4, maxRows.stripRows(passValues, Float16, true, true, 10))
 	assert.Equal(t, 4, gatherCells(Geometry{StrideX: 1}, Tuning{}))
 	assert.Equal(t, 3, gatherCells(Geometry{StrideX: 1}, Tuning{GatherCells: 3}))
 	assert.Equal(t, 4, vectorStore(Tuning{}, 4, 8, 0, 0, 8))
@@ -220,6 +222,23 @@ func TestStripRowsByPass(t *testing.T) {
 		ps.setTuning(Tuning{StripRows: 2})
 		k = ps.key(c.pass, EdgeClamp, &Image{w: 112, format: c.f}, target)
 		assert.Equal(t, 2, int(k.oy), "%v %v pass %d under oy=2", c.kind, c.f, c.pass)
+	}
+	// A destination 27 wide (2x2 windows at stride 2 over 56, dilation
+	// 2) takes its strips value by value: the max passes on halves then
+	// keep one row; a tuning still sets them.
+	narrow := passTarget{dstW: 27, w: 27, h: 27, z: 16384}
+	d22 := Geometry{KernelWidth: 2, KernelHeight: 2, StrideX: 2, StrideY: 2, DilationX: 2, DilationY: 2}
+	for _, c := range []struct {
+		kind PoolingKind
+		g    Geometry
+	}{{KindDilatedMax, d22}, {KindMax, k3}} {
+		ps := newPasses(dev, c.kind, c.g)
+		k := ps.key(passValues, EdgeClamp, &Image{w: 56, format: Float16}, narrow)
+		assert.Equal(t, 0, int(k.vstore), "%v", c.kind)
+		assert.Equal(t, 1, int(k.oy), "%v, 27 wide", c.kind)
+		ps.setTuning(Tuning{StripRows: 4})
+		k = ps.key(passValues, EdgeClamp, &Image{w: 56, format: Float16}, narrow)
+		assert.Equal(t, 4, int(k.oy), "%v, 27 wide, oy=4", c.kind)
 	}
 }
 
