@@ -462,8 +462,8 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 
 // stripRows returns the destination rows one invocation of a direct pass
 // over images of format f computes (OY in the shader), for a dispatch of
-// items strips x rows x planes whose strips are stored as vectors where
-// vstore: the tuning's StripRows, or by default 4 (fewer where the
+// items strips x rows x planes (vstore: its strips are stored as
+// vectors): the tuning's StripRows, or by default 4 (fewer where the
 // dispatch would be left with under minPlaneItems invocations,
 // fewerPlanes) in the max forwards' pass on halves (packed) where the
 // strips are stored as vectors, and in the float16 average forward where
