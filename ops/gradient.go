@@ -95,6 +95,7 @@ type gatherKey struct {
 	cx         int8 // cells per invocation (CX)
 	gv, gpar   int8 // vector stores: width and strip phase (gatherVector)
 	pz         int8 // planes per invocation (gatherPlanes)
+	pf         int8 // planes loaded ahead (Tuning.GatherAhead; 0: the shader's rule)
 	lx, ly, lz int16
 }
 
@@ -232,6 +233,9 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 	}
 	if k.pz > 1 {
 		spec["PZ"] = uint32(k.pz)
+	}
+	if k.pf > 0 {
+		spec["GPF"] = uint32(k.pf)
 	}
 	name := ""
 	if k.loop {
@@ -471,8 +475,12 @@ func (p *poolingGradient) encode(cb *vk.CommandBuffer, dy, x *Image, st *Pooling
 		pz = gatherPlanes(tune, dy.format, strips*rows*j.batches*j.channels)
 	}
 	lx, ly, lz := localSizeFor(p.passes.tune.workgroupTarget(), lim, strips, rows, ceilDiv(j.batches*j.channels, pz))
+	pf := 0 // planes loaded ahead: the average and L2-norm gathers only
+	if p.kind == KindAverage || p.kind == KindL2Norm {
+		pf = tune.GatherAhead
+	}
 	pl, err := p.gather(gatherKey{bits: plan.bits, f16: dy.format == Float16, loop: loop, cx: int8(cx), gv: int8(gv), gpar: int8(gpar),
-		pz: int8(pz), lx: int16(lx), ly: int16(ly), lz: int16(lz)})
+		pz: int8(pz), pf: int8(pf), lx: int16(lx), ly: int16(ly), lz: int16(lz)})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ func TestParseTuning(t *testing.T) {
 		"half=0":                                         {NoHalfArithmetic: true},
 		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
 		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
+		"gatherahead=2,gatherpz=4":                       {GatherAhead: 2, GatherPlanes: 4},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -62,6 +63,8 @@ func TestParseTuningRefuses(t *testing.T) {
 		"argmax=5":                "argmax pass 5",
 		"vstore=2":                "vstore=2: want 0 or 1",
 		"gvec=2":                  "gvec=2: want 0 or 1",
+		"gatherahead=9":           "gather planes ahead (gatherahead) 9",
+		"gatherahead=0":           "gatherahead=0: leave the key out",
 		"fastmax=2":               "fastmax=2: want 0 or 1",
 		"bogus=1":                 `unknown key "bogus"`,
 		"bnchunk=4096":            `unknown key "bnchunk"`,

@@ -33,6 +33,11 @@ func TestTuningKeepsResults(t *testing.T) {
 		{StripPlanes: 4, GatherPlanes: 4},
 		{StripPlanes: 8, GatherPlanes: 8},
 		{StripPlanes: 2, GatherPlanes: 2, StripWidth: 1, GatherCells: 1, Argmax: ops.ArgmaxTapByTap},
+		// The gathers' loads plane by plane, and groups of 3 of 8 planes
+		// (the third group past the invocation's planes), of 2 of 4.
+		{GatherAhead: 1},
+		{GatherAhead: 3, GatherPlanes: 8},
+		{GatherAhead: 2, GatherPlanes: 4, GatherCells: 1},
 	}
 	for _, kind := range []ops.PoolingKind{ops.KindMax, ops.KindAverage, ops.KindL2Norm} {
 		input := gradInput(r, kind, src.N*src.C*src.H*src.W)
@@ -181,6 +186,10 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{StripRows: 4, StripWidth: 8, LoadWidth: 8},
 		{StripRows: 2, StripWidth: 2, LoadWidth: 2},
 		{StripWidth: 2, LoadWidth: 2, StripPlanes: 2},
+		// The gathers' loads plane by plane, and ahead over 8 planes.
+		{GatherAhead: 1},
+		{GatherAhead: 8, GatherPlanes: 8},
+		{GatherAhead: 3, GatherPlanes: 4, GatherCells: 4},
 	}
 	for _, half := range []bool{false, true} {
 		if half && !dev.Limits().Float16Storage {
