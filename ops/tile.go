@@ -381,7 +381,7 @@ func (ps *passes) key(pass passKind, edge EdgeMode, src *Image, t passTarget) pa
 	pz := stripPlanes(ps.tune, pass, src.format, (t.w+ox-1)/ox*t.h*t.z)
 	k.pz = int8(pz)
 	k.packed = ps.halfArithmetic(pass, src.format, vw)
-	k.oy = int8(ps.stripRows(pass, src.format, k.packed, k.vstore > 0, (t.w+ox-1)/ox*t.h*t.z))
+	k.oy = int8(ps.stripRows(pass, src.format, k.packed, k.vstore > 0 || (t.w+ox-1)/ox >= wideRowStrips, (t.w+ox-1)/ox*t.h*t.z))
 	target := ps.tune.workgroupTarget()
 	if k.packed && pass != passValues && ps.tune.Workgroup == 0 {
 		target = argmaxHalfWorkgroup
@@ -462,25 +462,27 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 
 // stripRows returns the destination rows one invocation of a direct pass
 // over images of format f computes (OY in the shader), for a dispatch of
-// items strips x rows x planes (vstore: its strips are stored as
-// vectors): the tuning's StripRows, or by default 4 (fewer where the
-// dispatch would be left with under minPlaneItems invocations,
-// fewerPlanes) in the max forwards' pass on halves (packed) where the
-// strips are stored as vectors, and in the float16 average forward where
-// the windows of neighbouring rows overlap (a source row the invocation
-// reads again comes from its multiprocessor's cache), and 1 elsewhere.
+// items strips x rows x planes (wide: its strips are stored as vectors,
+// or its rows hold at least wideRowStrips strips): the tuning's
+// StripRows, or by default 4 (fewer where the dispatch would be left
+// with under minPlaneItems invocations, fewerPlanes) in the max
+// forwards' pass on halves (packed) over wide rows, and in the float16
+// average forward where the windows of neighbouring rows overlap (a
+// source row the invocation reads again comes from its multiprocessor's
+// cache), and 1 elsewhere.
 //
-// Where the destination's rows are no multiple of the strip (their
-// values stored one by one) the max pass on halves took longer over 4
-// rows than over 1 on an H200 (2026-11-29,
-// bench/results/h200-2026-11-29-s10, run 7), µs on 4 and 1 rows:
-// dilated max 64x256x56x56 (2x2, dilation 2, stride 2: 27 wide) 60.2
-// and 45.5, 8x512x28x28 (3x3, dilation 2: 26 wide) 17.3 and 14.5 (and
-// in run 1, before the window test moved, max 64x256x58x58, 2x2: 29
-// wide, 69.5 and 59.8); where they are stored as quads 4 rows won
+// Over narrow rows that are no multiple of the strip (their values
+// stored one by one) the max pass on halves took longer over 4 rows than
+// over 1 on an H200 (2026-11-29, bench/results/h200-2026-11-29-s10, run
+// 7, and -s11, run 4), µs on 4 and 1 rows: dilated max 64x256x56x56 (2x2,
+// dilation 2, stride 2: 27 wide, 7 strips) 60.2 and 45.4, 8x512x28x28
+// (3x3, dilation 2: 26 wide) 17.3 and 14.5, max 64x256x58x58 (2x2: 29
+// wide, 8 strips) 69.5 and 59.9. Over wider such rows 4 rows won:
+// dilated max at 112x112 (3x3, dilation 2, stride 2, pad 1: 55 wide, 14
+// strips) 26.9 against 29.2. Where rows are stored as quads 4 rows won
 // everywhere (max at 112x112 23.3 against 26.2, at 56x56 35.0 against
-// 36.3, at 28x28 8.6 against 11.6, dilated max at 112x112 26.9 against
-// 29.2).
+// 36.3, at 28x28 8.6 against 11.6, dilated max at 114x114, 56 wide,
+// 18.9 against 26.6).
 //
 // Earlier on an H200 (2026-11-29, bench/results/h200-2026-11-29-s7,
 // runs 8, 10 and 11), µs on 1, 2 and 4 rows:
@@ -493,16 +495,22 @@ func (ps *passes) halfArithmetic(pass passKind, f Format, vw int) bool {
 //
 // The other kinds and passes, float32 or float16, gained little or lost
 // (the argmax passes, which already take several planes, up to 30%).
-func (ps *passes) stripRows(pass passKind, f Format, packed, vstore bool, items int) int {
+func (ps *passes) stripRows(pass passKind, f Format, packed, wide bool, items int) int {
 	_, ky := ps.geom.effective()
 	switch {
 	case ps.tune.StripRows > 0:
 		return ps.tune.StripRows
-	case packed && pass == passValues && vstore, ps.kind == KindAverage && pass == passValues && f == Float16 && ky > ps.geom.StrideY:
+	case packed && pass == passValues && wide, ps.kind == KindAverage && pass == passValues && f == Float16 && ky > ps.geom.StrideY:
 		return fewerPlanes(4, items)
 	}
 	return 1
 }
+
+// wideRowStrips is the strips a destination row needs for stripRows to
+// count it wide whatever its stores: between the 8 of a row where one
+// row an invocation was faster and the 14 of one where 4 were (nothing
+// measured between).
+const wideRowStrips = 12
 
 // stripPlanes returns the planes one invocation of a direct pass computes,
 // PZ in the shader, for a dispatch of items strips x rows x planes:

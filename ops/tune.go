@@ -57,7 +57,8 @@ type Tuning struct {
 	// forward passes, 1, 2 or 4, the strip's columns worked out once; in
 	// the max forwards' fast pass on halves (NoHalfArithmetic) the source
 	// rows the windows of neighbouring rows share are reduced once (the
-	// default: 4 there where the strips are stored as vectors, and in the
+	// default: 4 there over rows stored as vectors or of at least 12
+	// strips, and in the
 	// float16 average forward of windows that overlap along y, fewer for
 	// small dispatches; 1 elsewhere).
 	StripRows int

@@ -243,6 +243,17 @@ func TestStripRowsByPass(t *testing.T) {
 		k = ps.key(passValues, EdgeClamp, &Image{w: 56, format: Float16}, narrow)
 		assert.Equal(t, 4, int(k.oy), "%v, 27 wide, oy=4", c.kind)
 	}
+	// 55 wide (dilated 3x3 at stride 2 over 112, pad 1): value by value
+	// too, but 14 strips a row, wide enough for 4 rows on halves; 45 wide
+	// (12 strips) too, 44 wide (11 strips, stored as quads) for its stores.
+	for _, w := range []int{55, 45, 44} {
+		ps := newPasses(dev, KindDilatedMax, d2)
+		k := ps.key(passValues, EdgeClamp, &Image{w: 2 * w, format: Float16}, passTarget{dstW: w, w: w, h: w, z: 2048, firstSrcCol: -2})
+		assert.Equal(t, half, int(k.oy), "%d wide", w)
+	}
+	ps := newPasses(dev, KindDilatedMax, d2)
+	k := ps.key(passValues, EdgeClamp, &Image{w: 86, format: Float16}, passTarget{dstW: 43, w: 43, h: 43, z: 2048, firstSrcCol: -2})
+	assert.Equal(t, 1, int(k.oy), "43 wide: 11 strips stored value by value")
 }
 
 // The passes on halves ("packedf16"): the max kinds' value passes and
