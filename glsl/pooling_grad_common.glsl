@@ -274,6 +274,53 @@ bool holds(int a, int f, int s, int ke, int d) {
 	return t < ke && t % d == 0;
 }
 
+#ifndef POOL_LOOP
+// windowValue is what window (column j, row b of the strip) adds to each
+// pixel it holds, given its dy value v: defined by the gathers that sum
+// one value a window (gatherSums).
+float windowValue(int b, int j, float v);
+
+// gatherSums computes and stores the strip's pixels on each of the
+// invocation's planes: dx[p] = the sum of windowValue over the windows
+// holding p, in ascending window order (rows, then columns). Groups of
+// PG planes: first every load, then plane by plane the sums and stores.
+void gatherSums(Cell c) {
+	[[unroll]] for (int g = 0; g < PZ; g += PG) {
+		Cell cz[PG];
+		bool live[PG];
+		planeGroup(c, g, cz, live);
+		float v[PG][AY][WX];
+		[[unroll]] for (int z = 0; z < PG; z++) {
+			[[unroll]] for (int b = 0; b < AY; b++) {
+				uint row = cz[z].dyOff + winRow[b] * pc.dyWidth;
+				[[unroll]] for (int j = 0; j < WX; j++) v[z][b][j] = LOAD_DY(dy[row + uint(winX[j])]);
+			}
+		}
+		[[unroll]] for (int z = 0; z < PG; z++) {
+			if (!live[z]) break;
+			clearAcc();
+			[[unroll]] for (int b = AY - 1; b >= 0; b--) {
+				[[unroll]] for (int j = 0; j < WX; j++) {
+					float w = windowValue(b, j, v[z][b][j]);
+					[[unroll]] for (int i = 0; i < CXE; i++) {
+						int a = cellsBack(i, j);
+						if (a < 0 || a >= AX) continue;
+						[[unroll]] for (int fy = 0; fy < SY; fy++) {
+							if (!holds(b, fy, SY, KEY, DY)) continue;
+							[[unroll]] for (int fx = 0; fx < SX; fx++) {
+								if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += w;
+							}
+						}
+					}
+				}
+			}
+			storeCells(cz[z]);
+		}
+		if (!live[PG - 1]) break;
+	}
+}
+#endif
+
 #ifdef POOL_LOOP
 // Pix is a loop invocation's dx pixel (absolute) and its planes.
 struct Pix {

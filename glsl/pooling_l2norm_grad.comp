@@ -31,45 +31,12 @@ void main() {
 	dx[q.dxOff + p] = STORE(acc * LOAD(src[q.auxOff + p]));
 }
 #else
+float windowValue(int b, int j, float v) { return (winYIn[b] && winXIn[j]) ? v : 0.0; }
+
 void main() {
 	Cell c;
 	if (!cellOf(c)) return;
 	windowAxes(c);
-	// The windows above are the same on every plane. Groups of PG planes:
-	// first every load, then plane by plane the sums and stores.
-	[[unroll]] for (int g = 0; g < PZ; g += PG) {
-		Cell cz[PG];
-		bool live[PG];
-		planeGroup(c, g, cz, live);
-		float v[PG][AY][WX];
-		[[unroll]] for (int z = 0; z < PG; z++) {
-			[[unroll]] for (int b = 0; b < AY; b++) {
-				uint row = cz[z].dyOff + winRow[b] * pc.dyWidth;
-				[[unroll]] for (int j = 0; j < WX; j++) v[z][b][j] = LOAD_DY(dy[row + uint(winX[j])]);
-			}
-		}
-		[[unroll]] for (int z = 0; z < PG; z++) {
-			if (!live[z]) break;
-			clearAcc();
-			// Windows in ascending order (rows, then columns), as the sum's order.
-			[[unroll]] for (int b = AY - 1; b >= 0; b--) {
-				[[unroll]] for (int j = 0; j < WX; j++) {
-					float w = (winYIn[b] && winXIn[j]) ? v[z][b][j] : 0.0;
-					[[unroll]] for (int i = 0; i < CXE; i++) {
-						int a = cellsBack(i, j);
-						if (a < 0 || a >= AX) continue;
-						[[unroll]] for (int fy = 0; fy < SY; fy++) {
-							if (!holds(b, fy, SY, KEY, DY)) continue;
-							[[unroll]] for (int fx = 0; fx < SX; fx++) {
-								if (holds(a, fx, SX, KEX, DX)) acc[fy][i * SX + fx] += w;
-							}
-						}
-					}
-				}
-			}
-			storeCells(cz[z]);
-		}
-		if (!live[PG - 1]) break;
-	}
+	gatherSums(c); // the windows above are the same on every plane
 }
 #endif
