@@ -96,7 +96,9 @@ func TestGradientMatchesReference(t *testing.T) {
 }
 
 // Every kernel size 1-7 and 15 against every stride 1-4 (dilation 1-3 for
-// dilated max) and both edge modes, as the forward sweep.
+// dilated max), as the forward sweep, in one edge mode each by turns (so
+// each kernel size and each stride meets both modes; both modes for every
+// geometry cost CI's cold lavapipe a minute more).
 func TestGradientGeometrySweep(t *testing.T) {
 	heavy(t)
 	if testing.Short() {
@@ -111,10 +113,13 @@ func TestGradientGeometrySweep(t *testing.T) {
 		if kind == ops.KindDilatedMax {
 			dils = []int{1, 2, 3}
 		}
-		for _, k := range []int{1, 2, 3, 4, 5, 6, 7, 15} {
+		for ki, k := range []int{1, 2, 3, 4, 5, 6, 7, 15} {
 			for s := 1; s <= 4; s++ {
 				for _, d := range dils {
 					for _, edge := range []ops.EdgeMode{ops.EdgeZero, ops.EdgeClamp} {
+						if (ki+s+d+int(edge))%2 == 1 {
+							continue
+						}
 						g := ops.Geometry{KernelWidth: k, KernelHeight: (k+1)%8 + 1, StrideX: s, StrideY: 5 - s, DilationX: d, DilationY: d}
 						keX, keY := (g.KernelWidth-1)*d+1, (g.KernelHeight-1)*d+1
 						c := poolCase{kind: kind, geom: g, edge: edge, src: src,
