@@ -76,8 +76,8 @@ shaders-check: deps
 # a missing Vulkan device a failure, not a skip (see vk/vkenv).
 TEST_ENV := VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1
 # The longest one package's tests may run (go test -timeout; the default
-# 10m is too short: ops takes about 14 minutes on 2 busy cores with a cold
-# shader cache, its heaviest tests two at a time).
+# 10m is too short: ops takes about 12 minutes on 2 cores with a cold
+# shader cache, its heavy tests two at a time).
 TEST_TIMEOUT := 45m
 
 # Every test, with TEST_ENV.

@@ -37,12 +37,17 @@ DOCKER_TEST_ARGS ?=
 ARGS ?=
 # Mesa's shader cache for the tests in the container (lavapipe compiles each
 # pipeline with LLVM, most of the suite's time with a cold cache): a folder
-# here, mounted at /cache/mesa, seeded from this machine's own cache
-# (MESA_SHADER_CACHE_DIR, else XDG_CACHE_HOME or ~/.cache, mesa_shader_cache)
-# that `make test` filled. Entries are keyed by the driver's build and the
-# shader, so a different Mesa only misses. DOCKER_SHADER_CACHE= turns it off.
+# here, mounted at /cache/mesa (MESA_SHADER_CACHE_DIR), seeded from this
+# machine's own cache that `make test` filled. Mesa keeps its files in a
+# folder mesa_shader_cache under MESA_SHADER_CACHE_DIR, else under
+# XDG_CACHE_HOME or ~/.cache, on both sides: HOST_SHADER_CACHE and
+# _DOCKER_CACHE_FILES are those folders (seeding the mount's top level, as
+# until 2026-12, left the container cold). Entries are keyed by the
+# driver's build and the shader, so a different Mesa only misses.
+# DOCKER_SHADER_CACHE= turns it off.
 DOCKER_SHADER_CACHE ?= docker/.cache/mesa
-HOST_SHADER_CACHE ?= $(or $(MESA_SHADER_CACHE_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mesa_shader_cache)
+HOST_SHADER_CACHE ?= $(or $(MESA_SHADER_CACHE_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache))/mesa_shader_cache
+_DOCKER_CACHE_FILES = $(DOCKER_SHADER_CACHE)/mesa_shader_cache
 
 _DOCKER_BASE_ENV = DOCKER='$(DOCKER)' DOCKER_BASE='$(DOCKER_BASE)' \
 	DOCKER_LOCAL_BASE='$(DOCKER_LOCAL_BASE)' DEBIAN_MIRROR='$(DEBIAN_MIRROR)' \
@@ -92,8 +97,8 @@ docker-test: docker-image docker-shader-cache
 # cp -n adds the host's entries without overwriting the folder's own.
 docker-shader-cache:
 	@if [ -n '$(DOCKER_SHADER_CACHE)' ]; then \
-		mkdir -p '$(DOCKER_SHADER_CACHE)' && \
-		if [ -d '$(HOST_SHADER_CACHE)' ]; then cp -Rn '$(HOST_SHADER_CACHE)'/. '$(DOCKER_SHADER_CACHE)'/ 2>/dev/null || true; fi && \
+		mkdir -p '$(_DOCKER_CACHE_FILES)' && \
+		if [ -d '$(HOST_SHADER_CACHE)' ]; then cp -Rn '$(HOST_SHADER_CACHE)'/. '$(_DOCKER_CACHE_FILES)'/ 2>/dev/null || true; fi && \
 		chmod -R a+rwX '$(DOCKER_SHADER_CACHE)' && \
 		echo "docker shader cache: $(DOCKER_SHADER_CACHE) ($$(du -sh '$(DOCKER_SHADER_CACHE)' | cut -f1), seeded from $(HOST_SHADER_CACHE))"; \
 	fi

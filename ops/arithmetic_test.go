@@ -167,6 +167,7 @@ func arithCheck(t *testing.T, name string, d ops.ArithmeticDescriptor, f ops.For
 // gradients, over every broadcast pattern, float32 and float16, with
 // scales, bias and clamping.
 func TestArithmeticMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(31))
 	for _, f := range neuronFormats(dev) {

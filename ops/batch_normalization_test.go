@@ -307,6 +307,7 @@ func bnSetChunk(s *bnSetup, bytes int) {
 }
 
 func TestBatchNormalizationMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	for _, tu := range bnTunings {
 		t.Run(tu.name, func(t *testing.T) {

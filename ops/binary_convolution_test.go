@@ -225,6 +225,7 @@ func (c bconvCase) run(t *testing.T, dev *vk.Device) {
 // ReLU and PReLU, float16 rows; and 256, 257 and 520 input channels, whose
 // full chunks of 8 words go through the carry-save count. Fixed seed.
 func TestBinaryConvolutionMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(19))
 	outs := []int{1, 3, 7, 65, 70}

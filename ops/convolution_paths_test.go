@@ -236,6 +236,7 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 // and a transpose convolution with bias and a fused neuron; each also
 // under the GEMMs (small=0) for comparison.
 func TestConvolutionSmallChannelsGather(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	desc := func(k, c, o, g, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o, Groups: g,
@@ -308,6 +309,7 @@ func depthwiseDesc(k, c, o, sx, sy, dx, dy int) ops.ConvolutionDescriptor {
 // inside a strip, and float16; forwards over widths of a multiple of the
 // strip with left pads 0..3, strided and dilated, float16 too.
 func TestConvolutionDepthwiseStrips(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	desc := depthwiseDesc
 	for _, c := range []struct {
@@ -349,6 +351,7 @@ func TestConvolutionDepthwiseStrips(t *testing.T) {
 // too), and single values under dwvec=0, strips of odd widths, or rows of
 // an odd width; every setting matches the reference.
 func TestConvolutionDepthwiseVectors(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor { return depthwiseDesc(k, c, o, s, s, d, d) }
 	cases := []struct {
@@ -428,6 +431,7 @@ func TestConvolutionDepthwiseVectors(t *testing.T) {
 // way: on the emulated builds on every device, and on the real ones where
 // the device has cooperative matrices.
 func TestConvolutionCoopPacked(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")
@@ -570,6 +574,7 @@ func TestConvolutionPhaseTaps(t *testing.T) {
 // reference as the phases (col2im=0) do, in float32 and float16; one too
 // small for tiles keeps its phases under col2im=1.
 func TestConvolutionCol2imDefault(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	c := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 128, OutputFeatureChannels: 12,
 		StrideX: 2, StrideY: 2, DilationX: 1, DilationY: 1}, n: 2, h: 9, w: 10,
@@ -618,6 +623,7 @@ func TestConvolutionCol2imDefault(t *testing.T) {
 // parts of one image (the columns' scratch bounded); a direct path
 // forced keeps the implicit GEMM.
 func TestConvolutionIm2col(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	desc := func(k, c, o, s, d int) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: k, KernelHeight: k, InputFeatureChannels: c, OutputFeatureChannels: o,
@@ -795,6 +801,7 @@ func TestConvolutionBiasGradientQuads(t *testing.T) {
 // cell starts before the image; float32 and float16, against the
 // reference.
 func TestConvolutionCol2imGeometries(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	tu := ops.ConvolutionTuning{Col2im: true, NoSmallChannels: true}
 	for i, c := range []convCase{

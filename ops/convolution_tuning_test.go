@@ -98,6 +98,7 @@ func TestConvolutionTuningText(t *testing.T) {
 // tolerances) under every setting: tiles with split counts, the direct
 // path, few or many compute units, no gather kernel for few channels.
 func TestConvolutionTuningKeepsResults(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	type tunable interface {
 		SetTuning(ops.ConvolutionTuning) error

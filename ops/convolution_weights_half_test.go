@@ -23,6 +23,7 @@ import (
 // position, a stride with dilation, and the bias gradient the tiles fuse;
 // a fully connected layer's gradient runs the words of MODE 1.
 func TestConvolutionWeightsHalfWords(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")

@@ -41,6 +41,7 @@ func winogradCases() []convCase {
 // against the reference within the family's tolerance; and the kernels
 // took the Winograd paths.
 func TestConvolutionWinograd(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	for tile := 0; tile < ops.ConvTileCount(); tile++ {
 		for _, half := range []bool{false, true} {
@@ -63,6 +64,7 @@ func TestConvolutionWinograd(t *testing.T) {
 // gradients keep D and V channels fastest unless winocf=0; on every
 // products' tile, with results matching the reference every way.
 func TestConvolutionWinogradQuadStores(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	d := func(in, out int) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
@@ -377,6 +379,7 @@ const winogradCoopSlack = 64
 // reference, within winogradCoopSlack; the device's real build where it
 // has cooperative matrices, the emulated build everywhere.
 func TestConvolutionWinogradCoopMat(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
 	convHalfSlack = winogradCoopSlack

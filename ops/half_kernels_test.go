@@ -200,6 +200,7 @@ func checkGradientHalf(t *testing.T, dev *vk.Device, c poolCase, input, dy []flo
 }
 
 func TestFloat16PoolingMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	requireHalf(t, dev)
 	r := rand.New(rand.NewSource(160))
@@ -221,6 +222,7 @@ func TestFloat16PoolingMatchesReference(t *testing.T) {
 // Stride 2 over even widths takes the pairwise (f16vec2) loads; odd
 // widths and views at odd offsets take the single loads.
 func TestFloat16PairLoads(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	requireHalf(t, dev)
 	r := rand.New(rand.NewSource(161))

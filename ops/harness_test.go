@@ -150,7 +150,9 @@ func sameBits(a, b []float32) bool {
 // them sees a serial test's temporary settings, such as
 // SetWinogradScratchMax). Lavapipe compiles a pipeline on one thread, most
 // of these tests' time with a cold shader cache, so on CI's 2 cores two at
-// a time take about the time of one. Each opens its own device.
+// a time take about the time of one. Each opens its own device. A test
+// that sets a package setting (the Set* hooks of the export files) or
+// counts allocations (testing.AllocsPerRun) stays serial.
 func heavy(t *testing.T) {
 	t.Helper()
 	t.Parallel()

@@ -182,6 +182,7 @@ func TestLossMatchesReference(t *testing.T) {
 // TestLossFloat16 runs every type and reduction on float16 images (the
 // inputs rounded to half for the reference too).
 func TestLossFloat16(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	requireHalf(t, dev)
 	r := rand.New(rand.NewSource(16))
@@ -449,6 +450,7 @@ func TestLossBadInput(t *testing.T) {
 // tolerances above, and every third case through float16 images against
 // the reference on the inputs rounded to half.
 func TestLossMatchesPyTorch(t *testing.T) {
+	heavy(t)
 	cases, err := ref.LoadTorchLossCases("testdata/torch/loss_cases.json")
 	require.NoError(t, err)
 	dev := vktest.Open(t)
@@ -492,6 +494,7 @@ func lossF64s(v []float32) []float64 {
 // values) on neighbouring channels; weighted, each pass of the shader
 // (items, partial sums with counts, the gradient with the GPU's scale).
 func TestLossChannelLayouts(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(5))
 	shapes := []padding.Descriptor{

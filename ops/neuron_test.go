@@ -190,6 +190,7 @@ func neuronForwardBackward(t *testing.T, dev *vk.Device, d ops.NeuronDescriptor,
 // TestNeuronMatchesReference runs every neuron type, forward and
 // gradient, float32 and float16, over odd shapes.
 func TestNeuronMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(11))
 	for _, f := range neuronFormats(dev) {

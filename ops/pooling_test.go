@@ -237,6 +237,7 @@ func torchKernel(t *testing.T, dev *vk.Device, c ref.TorchCase) (ops.Pooling, *o
 // both ways, ceil_mode) and lp_pool2d(2), made on a GPU by
 // testdata/torch/gen_pool_cases.py, through the explicit-pads policy.
 func TestPoolingMatchesPyTorch(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	for _, c := range loadTorch(t) {
 		f, _ := torchKernel(t, dev, c)

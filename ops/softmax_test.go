@@ -103,6 +103,7 @@ func softmaxCheck(t *testing.T, name string, log bool, f ops.Format, sh padding.
 // TestSoftMaxMatchesReference runs both kernels and both gradients over
 // odd shapes, float32 and float16, with inputs of a wide range.
 func TestSoftMaxMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(21))
 	for _, f := range neuronFormats(dev) {

@@ -17,6 +17,7 @@ import (
 // A tuning changes the work shapes, never the results: every kind, forward
 // and gradient, gives the same bits under each setting as by default.
 func TestTuningKeepsResults(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(20))
 	g := ops.Geometry{KernelWidth: 3, KernelHeight: 3, StrideX: 2, StrideY: 1, DilationX: 1, DilationY: 1}

@@ -207,6 +207,7 @@ func checkUpsampling(t *testing.T, dev *vk.Device, c upCase, r *rand.Rand) {
 // GPU against the reference: every mode, scales 1..4 on each axis, odd
 // sizes and channel counts, channel views, float32 and float16.
 func TestUpsamplingMatchesReference(t *testing.T) {
+	heavy(t)
 	dev := vktest.Open(t)
 	r := rand.New(rand.NewSource(16))
 	half := dev.Limits().Float16Storage
