@@ -115,8 +115,8 @@ func argmaxRun(t *testing.T, dev *vk.Device, c poolCase, tu ops.Tuning, half boo
 // full pass behind them) gives the reference's values, argmax codes and
 // gradients, recorded or recomputed, on float32 and float16 images, over
 // inputs that reach the fast pass and its fallback. Each tuning and
-// precision draws 8 cases of its own (96 geometries in all; 16 each cost
-// CI's cold lavapipe about 3.5 minutes of compiling).
+// precision draws 8 cases of its own (96 geometries in all; 16 each took
+// about 3.5 minutes on CI's cold lavapipe, most of it compiling).
 func TestArgmaxPassesMatchReference(t *testing.T) {
 	heavy(t)
 	dev := vktest.Open(t)
