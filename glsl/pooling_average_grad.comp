@@ -7,6 +7,7 @@
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant loop -DPOOL_LOOP
 // vkmps:variant loopf16 -DPOOL_LOOP -DVKMPS_F16
+// vkmps:variant octf16 -DVKMPS_F16 -DGRAD_OCTETS
 #define GRAD_DX_BINDING 1
 #include "pooling_grad_common.glsl"
 

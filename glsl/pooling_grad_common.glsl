@@ -31,7 +31,9 @@
 // into its first cell (the same for every strip), so it spans CXE cells
 // and its pixels are stored as GV-wide vectors (aligned: ops checks that
 // dx rows and planes are multiples of GV), value by value where a vector
-// would leave the clip. The windows, and the order of each sum, are those
+// would leave the clip. GV = 8 (the "oct" variants, halves on devices
+// with shaderFloat16) stores 16 bytes at a time; elsewhere it would be two
+// quads. The windows, and the order of each sum, are those
 // of the cells; only the pixels an invocation stores differ.
 //
 // POOL_LOOP (the "loop" variants) is the same sum without unrolling, for
@@ -44,13 +46,16 @@
 // source or argmax codes are bound at 1 as "aux".
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#ifdef GRAD_OCTETS
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 #include "elem.glsl"
 #include "pooling_geometry.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 10, local_size_z_id = 17) in;
 
 layout(constant_id = 15) const int CX = 1; // cells per invocation (with GV, CX*SX pixels)
-layout(constant_id = 20) const int GV = 0;   // dx vector store width: 0 (value by value), 2 or 4
+layout(constant_id = 20) const int GV = 0;   // dx vector store width: 0 (value by value), 2, 4 or 8
 layout(constant_id = 21) const int GPAR = 0; // with GV: a strip's first pixel, past its first cell's first
 layout(constant_id = 22) const int PZ = 1;   // planes per invocation (not the loop builds)
 layout(constant_id = 24) const int GPF = 0;  // planes loaded ahead, 0: the rule below
@@ -78,6 +83,12 @@ layout(std430, binding = 0) readonly buffer Dy { DY_ELEM dy[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx { ELEM dx[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx2 { ELEM2 dx2[]; };
 layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx4 { ELEM4 dx4[]; };
+#ifdef GRAD_OCTETS
+// GV == 8 on halves: 8 values stored as one 16-byte vector, each the half
+// STORE would give (packFloat2x16 only moves the bits), so the results
+// are those of the narrower stores. Needs shaderFloat16.
+layout(std430, binding = GRAD_DX_BINDING) writeonly buffer Dx8 { uvec4 dx8[]; };
+#endif
 #ifdef GRAD_AUX_SCALE
 // dx[p] = acc[p] * src[p]: the forward source, binding 1.
 layout(std430, binding = 1) readonly buffer Src { ELEM src[]; };
@@ -217,7 +228,22 @@ void storeCells(Cell c) {
 			uint q = uint(y * pc.size.x + x0);
 			int f = GPAR + v * GV;
 			if (x0 >= pc.clipOrigin.x && x0 + GV <= pc.clipOrigin.x + pc.clipSize.x) {
-				if (GV == 4) {
+				if (GV == 8) {
+					const int L = CXE * SX - 1;
+					vec4 a = vec4(acc[fy][f], acc[fy][min(f + 1, L)], acc[fy][min(f + 2, L)], acc[fy][min(f + 3, L)]);
+					vec4 b = vec4(acc[fy][min(f + 4, L)], acc[fy][min(f + 5, L)], acc[fy][min(f + 6, L)], acc[fy][min(f + 7, L)]);
+#ifdef GRAD_AUX_SCALE
+					a *= LOAD4(src4[(c.auxOff + q) >> 2]);
+					b *= LOAD4(src4[((c.auxOff + q) >> 2) + 1u]);
+#endif
+#ifdef GRAD_OCTETS
+					f16vec4 ha = STORE4(a), hb = STORE4(b);
+					dx8[(c.dxOff + q) >> 3] = uvec4(packFloat2x16(ha.xy), packFloat2x16(ha.zw), packFloat2x16(hb.xy), packFloat2x16(hb.zw));
+#else
+					dx4[(c.dxOff + q) >> 2] = STORE4(a);
+					dx4[((c.dxOff + q) >> 2) + 1u] = STORE4(b);
+#endif
+				} else if (GV == 4) {
 					vec4 a = vec4(acc[fy][f], acc[fy][min(f + 1, CXE * SX - 1)], acc[fy][min(f + 2, CXE * SX - 1)], acc[fy][min(f + 3, CXE * SX - 1)]);
 #ifdef GRAD_AUX_SCALE
 					a *= LOAD4(src4[(c.auxOff + q) >> 2]);

@@ -6,6 +6,7 @@
 // vkmps:variant f16 -DVKMPS_F16
 // vkmps:variant loop -DPOOL_LOOP
 // vkmps:variant loopf16 -DPOOL_LOOP -DVKMPS_F16
+// vkmps:variant octf16 -DVKMPS_F16 -DGRAD_OCTETS
 #define GRAD_DX_BINDING 2
 #define DY_F32 // binding 0 is r, float32 scratch
 #define GRAD_AUX_SCALE // dx = sum * the forward source (binding 1)

@@ -157,7 +157,9 @@ func gatherVectorCells(g Geometry, t Tuning, f Format) (int, bool) {
 // gatherVector returns the width of the vectors the gather of cx cells
 // stores dx rows in, and GPAR, the phase of its strips in their first
 // cell (see glsl/pooling_grad_common.glsl), or 0, 0 to store value by
-// value: unless t.NoGatherVectorStores, 4 or 2 elements, the widest that
+// value: unless t.NoGatherVectorStores, 4 or 2 elements (8 where
+// t.GatherVectorWidth asks for it, over float16 images on a device with
+// shaderFloat16; at most t.GatherVectorWidth where set), the widest that
 // divides a strip's cx*SX pixels and the row width and base of every
 // image in ims (dx, and the forward source the L2-norm gather reads
 // alongside), and whose bytes divide the storage-buffer offset alignment,
@@ -169,13 +171,17 @@ func gatherVector(g Geometry, t Tuning, cx int, loop bool, lim vk.Limits, clipX 
 	}
 	w := cx * g.StrideX
 	align := uint64(max(lim.MinStorageBufferOffsetAlignment, 4))
+	widest := 4
+	if t.GatherVectorWidth > 0 {
+		widest = t.GatherVectorWidth
+	}
 next:
-	for _, v := range []int{4, 2} {
-		if w%v != 0 {
+	for _, v := range []int{8, 4, 2} {
+		if v > widest || w%v != 0 || v == 8 && !lim.Float16Arithmetic {
 			continue
 		}
 		for _, im := range ims {
-			if im.w%v != 0 || im.base%uint64(v) != 0 || align%uint64(v*im.format.Size()) != 0 {
+			if im.w%v != 0 || im.base%uint64(v) != 0 || align%uint64(v*im.format.Size()) != 0 || v == 8 && im.format != Float16 {
 				continue next
 			}
 		}
@@ -238,8 +244,11 @@ func (p *poolingGradient) gather(k gatherKey) (*vk.Pipeline, error) {
 		spec["GPF"] = uint32(k.pf)
 	}
 	name := ""
-	if k.loop {
+	switch {
+	case k.loop:
 		name = "loop"
+	case k.gv == 8: // 16-byte stores of halves (float16 only)
+		name = "oct"
 	}
 	sh, err := variant(p.shader, name, k.f16)
 	if err != nil {

@@ -101,6 +101,12 @@ type Tuning struct {
 	// bench shapes 10-40% faster in float32 and float16 (max 3x3 at 112:
 	// 130 to 112 us float32; average 2x2 at 56, float16: 105 to 61).
 	NoGatherVectorStores bool
+	// GatherVectorWidth (gvw): the widest vector, in elements, the
+	// gradients' gathers store dx rows in: 2, 4 or 8 (the default: 4).
+	// 8, 16 bytes at a time, applies to float16 images on devices with
+	// shaderFloat16 (vk.Limits.Float16Arithmetic) and is used only when
+	// set here; it needs strips of 8 pixels (GatherCells 4 at stride 2).
+	GatherVectorWidth int
 	// NoFastMax (fastmax=0): the direct max and dilated-max forward
 	// passes (values only) test each tap for NaN. By default they first
 	// issue the loads of all window rows at once and take one max per
@@ -148,6 +154,8 @@ func (t Tuning) Validate() error {
 		return fmt.Errorf("%w: workgroup (wg) %d: want a power of two in 32..1024", ErrTuning, t.Workgroup)
 	case t.LoadWidth != 0 && (t.LoadWidth < 1 || t.LoadWidth > 8 || !pow2(t.LoadWidth)):
 		return fmt.Errorf("%w: load width (vw) %d: want 1, 2, 4 or 8", ErrTuning, t.LoadWidth)
+	case t.GatherVectorWidth != 0 && t.GatherVectorWidth != 2 && t.GatherVectorWidth != 4 && t.GatherVectorWidth != 8:
+		return fmt.Errorf("%w: gather vector width (gvw) %d: want 2, 4 or 8", ErrTuning, t.GatherVectorWidth)
 	case t.Argmax < 0 || t.Argmax > argmaxPassCount:
 		return fmt.Errorf("%w: argmax pass %d: want 1 (tap by tap), 2 (two-phase), 3 (fast, tap by tap) or 4 (fast, two-phase)", ErrTuning, t.Argmax)
 	}
@@ -181,6 +189,7 @@ func (t Tuning) String() string {
 	if t.NoGatherVectorStores {
 		parts = append(parts, "gvec=0")
 	}
+	add("gvw", t.GatherVectorWidth)
 	if t.NoFastMax {
 		parts = append(parts, "fastmax=0")
 	}
@@ -192,7 +201,7 @@ func (t Tuning) String() string {
 
 // ParseTuning reads a Tuning from comma-separated key=value pairs with
 // integer values, as $VKMPS_TUNE holds them: ox, gathercx, pz, oy, gatherpz, gatherahead, wg, vw, vstore
-// (0 or 1), argmax, gvec (0 or 1), fastmax (0 or 1) and half (0 or 1) (see Tuning's fields). Spaces around pairs are
+// (0 or 1), argmax, gvec (0 or 1), gvw, fastmax (0 or 1) and half (0 or 1) (see Tuning's fields). Spaces around pairs are
 // ignored; "" is the default. An unknown key, a repeated key, a pair
 // without "=", or a value that is not an integer or is out of range is an
 // error wrapping ErrTuning that names it.
@@ -246,6 +255,8 @@ func ParseTuning(s string) (Tuning, error) {
 				return Tuning{}, fmt.Errorf("%w: gvec=%d: want 0 or 1", ErrTuning, n)
 			}
 			t.NoGatherVectorStores = n == 0
+		case "gvw":
+			t.GatherVectorWidth = n
 		case "fastmax":
 			if n != 0 && n != 1 {
 				return Tuning{}, fmt.Errorf("%w: fastmax=%d: want 0 or 1", ErrTuning, n)
@@ -257,7 +268,7 @@ func ParseTuning(s string) (Tuning, error) {
 			}
 			t.NoHalfArithmetic = n == 0
 		default:
-			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, pz, oy, gatherpz, gatherahead, wg, vw, vstore, argmax, gvec, fastmax, half)", ErrTuning, k)
+			return Tuning{}, fmt.Errorf("%w: unknown key %q (known: ox, gathercx, pz, oy, gatherpz, gatherahead, wg, vw, vstore, argmax, gvec, gvw, fastmax, half)", ErrTuning, k)
 		}
 		if n == 0 && k != "vstore" && k != "gvec" && k != "fastmax" && k != "half" {
 			return Tuning{}, fmt.Errorf("%w: %s=0: leave the key out for the default", ErrTuning, k)

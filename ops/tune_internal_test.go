@@ -27,6 +27,7 @@ func TestParseTuning(t *testing.T) {
 		"fastmax=1,argmax=4":                             {Argmax: ArgmaxFastTwoPhase},
 		"gvec=0,fastmax=0":                               {NoGatherVectorStores: true, NoFastMax: true},
 		"gatherahead=2,gatherpz=4":                       {GatherAhead: 2, GatherPlanes: 4},
+		"gvw=8,gathercx=4":                               {GatherVectorWidth: 8, GatherCells: 4},
 	} {
 		got, err := ParseTuning(s)
 		require.NoError(t, err, "%q", s)
@@ -65,6 +66,9 @@ func TestParseTuningRefuses(t *testing.T) {
 		"gvec=2":                  "gvec=2: want 0 or 1",
 		"gatherahead=9":           "gather planes ahead (gatherahead) 9",
 		"gatherahead=0":           "gatherahead=0: leave the key out",
+		"gvw=16":                  "gather vector width (gvw) 16",
+		"gvw=1":                   "gather vector width (gvw) 1",
+		"gvw=0":                   "gvw=0: leave the key out",
 		"fastmax=2":               "fastmax=2: want 0 or 1",
 		"bogus=1":                 `unknown key "bogus"`,
 		"bnchunk=4096":            `unknown key "bnchunk"`,
@@ -162,6 +166,27 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, gv, "rows of a multiple of 2")
 	gv, _ = gatherVector(k3, Tuning{}, 2, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
 	assert.Equal(t, 0, gv, "ranges that may start off a pair")
+	// 16-byte stores of halves: only when asked for, over float16, with
+	// shaderFloat16, on strips of 8 pixels.
+	hx := &Image{w: 112, format: Float16}
+	lim16 := vk.Limits{MinStorageBufferOffsetAlignment: 16, Float16Arithmetic: true}
+	oct := Tuning{GatherCells: 4, GatherVectorWidth: 8}
+	gv, gpar = gatherVector(k3, oct, 4, false, lim16, 0, -1, hx)
+	assert.Equal(t, [2]int{8, 1}, [2]int{gv, gpar})
+	gv, _ = gatherVector(k3, Tuning{GatherCells: 4}, 4, false, lim16, 0, -1, hx)
+	assert.Equal(t, 4, gv, "8 only when set")
+	gv, _ = gatherVector(k3, oct, 4, false, lim16, 0, -1, dx)
+	assert.Equal(t, 4, gv, "8 over float16 only")
+	gv, _ = gatherVector(k3, oct, 4, false, lim, 0, -1, hx)
+	assert.Equal(t, 4, gv, "8 needs shaderFloat16")
+	gv, _ = gatherVector(k3, oct, 2, false, lim16, 0, -1, hx)
+	assert.Equal(t, 4, gv, "strips of 4 pixels")
+	gv, _ = gatherVector(k3, oct, 4, false, lim16, 0, -1, &Image{w: 116, format: Float16})
+	assert.Equal(t, 4, gv, "rows of a multiple of 4, not 8")
+	gv, _ = gatherVector(k3, oct, 4, false, vk.Limits{MinStorageBufferOffsetAlignment: 8, Float16Arithmetic: true}, 0, -1, hx)
+	assert.Equal(t, 4, gv, "ranges that may start off 16 bytes")
+	gv, _ = gatherVector(k3, Tuning{GatherVectorWidth: 2}, 2, false, lim, 0, -1, dx)
+	assert.Equal(t, 2, gv, "at most gvw")
 	cx, more := gatherVectorCells(k3, Tuning{}, Float32)
 	assert.Equal(t, 2, cx, "two cells at stride 2 where vectors are stored")
 	assert.True(t, more)

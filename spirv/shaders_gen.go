@@ -2527,7 +2527,7 @@ var PoolingAverageGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingAverageGradF16, "loop": PoolingAverageGradLoop, "loopf16": PoolingAverageGradLoopf16},
+	variants:      map[string]*Shader{"f16": PoolingAverageGradF16, "loop": PoolingAverageGradLoop, "loopf16": PoolingAverageGradLoopf16, "octf16": PoolingAverageGradOctf16},
 }
 
 // PoolingAverageGradF16 is glsl/pooling_average_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -2602,6 +2602,35 @@ var PoolingAverageGradLoopf16 = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingAverageGradOctf16 is glsl/pooling_average_grad.comp built with -DVKMPS_F16 -DGRAD_OCTETS (variant "octf16").
+var PoolingAverageGradOctf16 = &Shader{
+	Name: "pooling_average_grad_octf16",
+	file: "pooling_average_grad_octf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+		{ID: 20, Name: "GV", Default: 0},
+		{ID: 21, Name: "GPAR", Default: 0},
+		{ID: 22, Name: "PZ", Default: 1},
+		{ID: 24, Name: "GPF", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
@@ -2793,7 +2822,7 @@ var PoolingL2normGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingL2normGradF16, "loop": PoolingL2normGradLoop, "loopf16": PoolingL2normGradLoopf16},
+	variants:      map[string]*Shader{"f16": PoolingL2normGradF16, "loop": PoolingL2normGradLoop, "loopf16": PoolingL2normGradLoopf16, "octf16": PoolingL2normGradOctf16},
 }
 
 // PoolingL2normGradF16 is glsl/pooling_l2norm_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -2871,6 +2900,36 @@ var PoolingL2normGradLoopf16 = &Shader{
 		{ID: 6, Name: "DY", Default: 1},
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingL2normGradOctf16 is glsl/pooling_l2norm_grad.comp built with -DVKMPS_F16 -DGRAD_OCTETS (variant "octf16").
+var PoolingL2normGradOctf16 = &Shader{
+	Name: "pooling_l2norm_grad_octf16",
+	file: "pooling_l2norm_grad_octf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Src", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+		{ID: 20, Name: "GV", Default: 0},
+		{ID: 21, Name: "GPAR", Default: 0},
+		{ID: 22, Name: "PZ", Default: 1},
+		{ID: 24, Name: "GPF", Default: 0},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
@@ -3484,7 +3543,7 @@ var PoolingMaxGrad = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
-	variants:      map[string]*Shader{"f16": PoolingMaxGradF16, "loop": PoolingMaxGradLoop, "loopf16": PoolingMaxGradLoopf16},
+	variants:      map[string]*Shader{"f16": PoolingMaxGradF16, "loop": PoolingMaxGradLoop, "loopf16": PoolingMaxGradLoopf16, "octf16": PoolingMaxGradOctf16},
 }
 
 // PoolingMaxGradF16 is glsl/pooling_max_grad.comp built with -DVKMPS_F16 (variant "f16").
@@ -3564,6 +3623,36 @@ var PoolingMaxGradLoopf16 = &Shader{
 		{ID: 10, Name: "local_size_y", Default: 1},
 		{ID: 11, Name: "AMBITS", Default: 8},
 		{ID: 17, Name: "local_size_z", Default: 1},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, 10, 17},
+}
+
+// PoolingMaxGradOctf16 is glsl/pooling_max_grad.comp built with -DVKMPS_F16 -DGRAD_OCTETS (variant "octf16").
+var PoolingMaxGradOctf16 = &Shader{
+	Name: "pooling_max_grad_octf16",
+	file: "pooling_max_grad_octf16.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "Aux", Access: ReadOnly},
+		{Binding: 2, Name: "Dx", Access: WriteOnly},
+	},
+	PushConstantSize: 112,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "KW", Default: 2},
+		{ID: 2, Name: "KH", Default: 2},
+		{ID: 3, Name: "SX", Default: 1},
+		{ID: 4, Name: "SY", Default: 1},
+		{ID: 5, Name: "DX", Default: 1},
+		{ID: 6, Name: "DY", Default: 1},
+		{ID: 10, Name: "local_size_y", Default: 1},
+		{ID: 11, Name: "AMBITS", Default: 8},
+		{ID: 15, Name: "CX", Default: 1},
+		{ID: 17, Name: "local_size_z", Default: 1},
+		{ID: 20, Name: "GV", Default: 0},
+		{ID: 21, Name: "GPAR", Default: 0},
+		{ID: 22, Name: "PZ", Default: 1},
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, 10, 17},
@@ -3978,4 +4067,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionIm2col, ConvolutionIm2colF16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradOutputF16half, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxPackedf16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxPackedf16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionIm2col, ConvolutionIm2colF16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradOutputF16half, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageGradOctf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normGradOctf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxPackedf16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxPackedf16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxGradOctf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
