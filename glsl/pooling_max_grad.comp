@@ -58,11 +58,6 @@ void main() {
 		wordCol[j] = qx / uint(PER);
 		shift[j] = (qx % uint(PER)) * uint(AMBITS);
 	}
-	// The strip's window columns are consecutive (clamped at the clip's
-	// edges), so their codes lie in NW neighbouring words of a row at most:
-	// each is loaded once, and window j takes word wordCol[j] - wordCol[0].
-	const int NW = (WX - 1 + PER - 1) / PER + 1;
-	uint lastWord = rowWords - 1u;
 	// Plane by plane: the windows above are the same on each.
 	[[unroll]] for (int z = 0; z < PZ; z++) {
 		if (z > 0 && !cellPlane(c, z)) break;
@@ -71,12 +66,9 @@ void main() {
 		[[unroll]] for (int b = AY - 1; b >= 0; b--) {
 			uint row = c.dyOff + winRow[b] * pc.dyWidth;
 			uint codeRow = c.auxOff + (winRow[b] - uint(pc.winLo.y)) * rowWords;
-			uint words[NW];
-			[[unroll]] for (int k = 0; k < NW; k++) words[k] = aux[codeRow + min(wordCol[0] + uint(k), lastWord)];
 			[[unroll]] for (int j = 0; j < WX; j++) {
 				float v = LOAD_DY(dy[row + uint(winX[j])]);
-				uint word = words[0];
-				[[unroll]] for (int k = 1; k < NW; k++) word = wordCol[j] == wordCol[0] + uint(k) ? words[k] : word;
+				uint word = aux[codeRow + wordCol[j]];
 				uint code = (winYIn[b] && winXIn[j]) ? (word >> shift[j]) & MASK : MASK;
 				[[unroll]] for (int i = 0; i < CXE; i++) {
 					int a = cellsBack(i, j);
