@@ -9,7 +9,9 @@
 #   bench/pool_f16_sweep.sh [OUTDIR]   (VKMPS=path/to/vkmps if not on PATH;
 #                                       SETTINGS="def ..." to choose,
 #                                       SHAPES=... for vkmps bench --shapes,
-#                                       TORCH=0 to skip PyTorch)
+#                                       TORCH=0 to skip PyTorch,
+#                                       WARMUP=200ms for the bench's default
+#                                       warm-up instead of 30ms)
 #
 # The settings (the first is the baseline of the speed-ups; "def" is the
 # kernels' defaults: the fast two-phase argmax pass, the fast max forward,
@@ -21,6 +23,8 @@
 #   gvec=0,fastmax=0,argmax=2        the defaults before 2026-11-27
 #   ox=8,vw=8                        8 pixels per invocation, 16-byte
 #                                    loads (float16 only), two quad stores
+# and, not in the default list, gathercx=4,gvw=8: gathers of 8 pixels that
+# store them as one 16-byte vector in float16 (2026-12-07, not yet timed).
 # Each changes speed only (TestTuningKeepsResults*). Read summary.txt: per
 # kernel, shape and pass, the float32 and float16 times under every setting,
 # the float16 speed-up of each setting over the baseline's float32 and over
@@ -38,7 +42,7 @@ for s in $settings; do
 	[ "$s" = def ] && tune=
 	echo "== vkmps bench VKMPS_TUNE=$tune" >&2
 	VKMPS_TUNE=$tune "$vkmps" bench --ops max,avg,l2,dilated-max --dtype float32,float16 --shapes "$shapes" \
-		--warmup 30ms --iters 10 --repeat 2 --json "$out/vkmps_$s.jsonl" ${VKMPS_BENCH_FLAGS:-} > /dev/null
+		--warmup "${WARMUP:-30ms}" --iters 10 --repeat 2 --json "$out/vkmps_$s.jsonl" ${VKMPS_BENCH_FLAGS:-} > /dev/null
 done
 if [ "${TORCH:-1}" != 0 ] && python3 -c 'import torch' 2>/dev/null; then
 	PYTHONUNBUFFERED=1 python3 "$here/torch_pool_baseline.py" --iters "${TORCH_ITERS:-50}" > "$out/torch.jsonl"
