@@ -24,7 +24,9 @@
 #   ox=8,vw=8                        8 pixels per invocation, 16-byte
 #                                    loads (float16 only), two quad stores
 # and, not in the default list, gathercx=4,gvw=8: gathers of 8 pixels that
-# store them as one 16-byte vector in float16 (2026-12-07, not yet timed).
+# store them as one 16-byte vector in float16 (timed on an H100 on
+# 2026-12-07, bench/results/h100-2026-12-07-s24: the default since then
+# where float16 gathers at stride 2 take 4 cells; gvw=4 is the form before).
 # Each changes speed only (TestTuningKeepsResults*). Read summary.txt: per
 # kernel, shape and pass, the float32 and float16 times under every setting,
 # the float16 speed-up of each setting over the baseline's float32 and over

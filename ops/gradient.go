@@ -157,10 +157,11 @@ func gatherVectorCells(g Geometry, t Tuning, f Format) (int, bool) {
 // gatherVector returns the width of the vectors the gather of cx cells
 // stores dx rows in, and GPAR, the phase of its strips in their first
 // cell (see glsl/pooling_grad_common.glsl), or 0, 0 to store value by
-// value: unless t.NoGatherVectorStores, 4 or 2 elements (8 where
-// t.GatherVectorWidth asks for it, over float16 images on a device with
-// shaderFloat16; at most t.GatherVectorWidth where set), the widest that
-// divides a strip's cx*SX pixels and the row width and base of every
+// value: unless t.NoGatherVectorStores, 8, 4 or 2 elements (8 over
+// float16 images on a device with shaderFloat16, at stride 2 or where
+// t.GatherVectorWidth asks for it; at most t.GatherVectorWidth where
+// set; see Tuning.GatherVectorWidth), the widest that divides a strip's
+// cx*SX pixels and the row width and base of every
 // image in ims (dx, and the forward source the L2-norm gather reads
 // alongside), and whose bytes divide the storage-buffer offset alignment,
 // so that every part and band keeps them aligned; never for the loop
@@ -172,6 +173,9 @@ func gatherVector(g Geometry, t Tuning, cx int, loop bool, lim vk.Limits, clipX 
 	w := cx * g.StrideX
 	align := uint64(max(lim.MinStorageBufferOffsetAlignment, 4))
 	widest := 4
+	if g.StrideX == 2 {
+		widest = 8
+	}
 	if t.GatherVectorWidth > 0 {
 		widest = t.GatherVectorWidth
 	}

@@ -102,10 +102,17 @@ type Tuning struct {
 	// 130 to 112 us float32; average 2x2 at 56, float16: 105 to 61).
 	NoGatherVectorStores bool
 	// GatherVectorWidth (gvw): the widest vector, in elements, the
-	// gradients' gathers store dx rows in: 2, 4 or 8 (the default: 4).
-	// 8, 16 bytes at a time, applies to float16 images on devices with
-	// shaderFloat16 (vk.Limits.Float16Arithmetic) and is used only when
-	// set here; it needs strips of 8 pixels (GatherCells 4 at stride 2).
+	// gradients' gathers store dx rows in: 2, 4 or 8. 8, 16 bytes at a
+	// time, applies to float16 images on devices with shaderFloat16
+	// (vk.Limits.Float16Arithmetic) and needs strips of 8 pixels
+	// (GatherCells 4 at stride 2). The default is 8 at stride 2 (where
+	// float16 gathers take 4 cells: windows that put a pixel in 3 along
+	// x, as dilated 3x3 ones, or where GatherCells asks for 4), else 4.
+	// On an H100 (2026-12-07, bench/results/h100-2026-12-07-s24) one
+	// 16-byte store instead of two quads took the float16 dilated max
+	// gradient at 32x64x112x112 (3x3, dilation 2, stride 2) from 80.2 to
+	// 74.8 us, and from recorded argmax 48.7 to 43.9. gvw=4 is the form
+	// before.
 	GatherVectorWidth int
 	// NoFastMax (fastmax=0): the direct max and dilated-max forward
 	// passes (values only) test each tap for NaN. By default they first

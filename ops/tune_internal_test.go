@@ -166,15 +166,22 @@ func TestTuningSteersThePasses(t *testing.T) {
 	assert.Equal(t, 2, gv, "rows of a multiple of 2")
 	gv, _ = gatherVector(k3, Tuning{}, 2, false, vk.Limits{MinStorageBufferOffsetAlignment: 4}, 0, -1, dx)
 	assert.Equal(t, 0, gv, "ranges that may start off a pair")
-	// 16-byte stores of halves: only when asked for, over float16, with
-	// shaderFloat16, on strips of 8 pixels.
+	// 16-byte stores of halves: at stride 2 or when asked for, over
+	// float16, with shaderFloat16, on strips of 8 pixels.
 	hx := &Image{w: 112, format: Float16}
 	lim16 := vk.Limits{MinStorageBufferOffsetAlignment: 16, Float16Arithmetic: true}
 	oct := Tuning{GatherCells: 4, GatherVectorWidth: 8}
 	gv, gpar = gatherVector(k3, oct, 4, false, lim16, 0, -1, hx)
 	assert.Equal(t, [2]int{8, 1}, [2]int{gv, gpar})
 	gv, _ = gatherVector(k3, Tuning{GatherCells: 4}, 4, false, lim16, 0, -1, hx)
-	assert.Equal(t, 4, gv, "8 only when set")
+	assert.Equal(t, 8, gv, "8 by default at stride 2")
+	gv, _ = gatherVector(k3, Tuning{GatherCells: 4, GatherVectorWidth: 4}, 4, false, lim16, 0, -1, hx)
+	assert.Equal(t, 4, gv, "at most gvw")
+	k4 := Geometry{KernelWidth: 4, KernelHeight: 4, StrideX: 4, StrideY: 4, DilationX: 1, DilationY: 1}
+	gv, _ = gatherVector(k4, Tuning{}, 2, false, lim16, 0, -1, hx)
+	assert.Equal(t, 4, gv, "8 only when set at other strides")
+	gv, _ = gatherVector(k4, Tuning{GatherVectorWidth: 8}, 2, false, lim16, 0, -1, hx)
+	assert.Equal(t, 8, gv)
 	gv, _ = gatherVector(k3, oct, 4, false, lim16, 0, -1, dx)
 	assert.Equal(t, 4, gv, "8 over float16 only")
 	gv, _ = gatherVector(k3, oct, 4, false, lim, 0, -1, hx)

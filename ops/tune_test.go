@@ -199,9 +199,13 @@ func TestTuningKeepsResultsVectors(t *testing.T) {
 		{GatherAhead: 3, GatherPlanes: 4, GatherCells: 4},
 		// The gathers' 16-byte stores of 8 halves (float16 on devices with
 		// shaderFloat16: every case runs it in float16, none in float32),
-		// and pairs only.
+		// and pairs only; the 16-byte stores are the float16 default at
+		// stride 2 where a strip has 8 pixels (the dilated case).
 		{GatherCells: 4, GatherVectorWidth: 8},
 		{GatherVectorWidth: 2},
+		// Strips of 8 as two quads (the default before 16-byte stores at
+		// stride 2).
+		{GatherCells: 4, GatherVectorWidth: 4},
 	}
 	halfOK := dev.Limits().Float16Storage
 	if !halfOK {
