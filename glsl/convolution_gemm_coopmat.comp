@@ -46,8 +46,16 @@ layout(constant_id = 28) const uint SPLITK = 0;
 // quads (gemmStoreC4, below); else each value goes out as gemmStoreC
 // stores it, a lane's values in one column.
 layout(constant_id = 31) const bool QUADS = false;
+// STORE_DIRECT (ops' convCoopDirect): the tiles cover the outputs
+// exactly, each accumulator's columns neighbouring pixels of one plane
+// on 16 bytes (or a row of the partial sums of SPLITK 1), without bias
+// or neuron: each accumulator goes straight from the registers
+// (gemm_coopmat.glsl's gemmEpilogueDirect) instead of through shared
+// memory.
+layout(constant_id = 29) const bool STORE_DIRECT = false;
 #define GEMM_STORE_QUADS
 #define GEMM_QUADS QUADS
+#define GEMM_DIRECT // gemmDirectStore, below
 #include "gemm_coopmat.glsl"
 #include "convolution_gemm_fetch.glsl"
 
@@ -136,6 +144,19 @@ void gemmStoreC4(uint m, uint n, vec4 v) {
 	}
 }
 
+// gemmDirectStore stores accumulator q (rows m.., columns n.. of the
+// tile) into the partial sums (SPLITK 1: rows of pc.N values) or the
+// image (its CN columns one row of CN pixels of a channel's plane:
+// STORE_DIRECT).
+void gemmDirectStore(uint q, uint m, uint n) {
+	uint mm = tileM0 + m, nn = tileN0 + n;
+	if (SPLITK == 1) {
+		COOP_STORE_F32(q, part, partAt + nn + mm * pc.N, pc.N);
+	} else {
+		COOP_STORE_F16(q, dst, outIndex(nn) + (grp * pc.M + mm) * pc.dstPlane, pc.dstPlane, 1.0);
+	}
+}
+
 void main() {
 	uvec2 gs = setWorkgroup();
 	uint g = gs.x;
@@ -146,5 +167,6 @@ void main() {
 	uint t = gl_LocalInvocationID.x;
 	if (!gemmSetup(g, t)) return; // a phase with fewer outputs than the largest
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1) / BK : 1u); // an empty split writes 0
-	gemmEpilogue();
+	if (STORE_DIRECT) gemmEpilogueDirect();
+	else gemmEpilogue();
 }

@@ -46,6 +46,11 @@ layout(constant_id = 25) const uint CN = 8;
 layout(constant_id = 26) const uint CK = 16;
 layout(constant_id = 27) const uint SUBGROUP = 32; // the device's subgroup size
 layout(constant_id = 20) const bool X_HALF = false; // MODE 0: X stored as halves
+// STORE_DIRECT (ops' winogradCoopDirect): the tiles cover X (or P)
+// exactly and its rows lie on 16 bytes: each accumulator goes straight
+// from the registers to X (gemm_coopmat.glsl's gemmEpilogueDirect)
+// instead of through shared memory.
+layout(constant_id = 29) const bool STORE_DIRECT = false;
 const bool A_KFAST = MODE == 1;
 const bool B_KFAST = MODE == 1;
 
@@ -58,6 +63,7 @@ const bool B_KFAST = MODE == 1;
 #endif
 #define GEMM_STORE_QUADS // gemmStoreC4, below
 #define GEMM_QUADS true
+#define GEMM_DIRECT // gemmDirectStore, below
 #include "gemm_coopmat.glsl"
 
 uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats (halves with X_HALF)
@@ -132,6 +138,17 @@ void gemmStoreC(uint m, uint n, float v) {
 	else scr[xRow + m * gN + n] = v;
 }
 
+// gemmDirectStore stores accumulator q (rows m.., columns n.. of the
+// tile) as X's or P's rows (STORE_DIRECT).
+void gemmDirectStore(uint q, uint m, uint n) {
+	uint at = xRow + (tileM0 + m) * gN + tileN0 + n;
+	if (X_HALF) {
+		COOP_STORE_F16(q, scrh, at, gN, 1.0 / WINO_X_SCALE);
+	} else {
+		COOP_STORE_F32(q, scr, at, gN);
+	}
+}
+
 void main() {
 	uint xi = gl_WorkGroupID.z % 36u, split = gl_WorkGroupID.z / 36u;
 	tileM0 = gl_WorkGroupID.y * BM;
@@ -153,5 +170,6 @@ void main() {
 	}
 	vRow = SCR_PER_SLOT * pc.vBase + xi * pc.C * pc.T;
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);
-	gemmEpilogue();
+	if (STORE_DIRECT) gemmEpilogueDirect();
+	else gemmEpilogue();
 }

@@ -163,6 +163,20 @@ void coopStore(uint q, uint off, uint stride) {
 #define COOP_ZERO(q) coopZero(q)
 #define COOP_STORE(q, off, stride) coopStore(q, off, stride)
 #define COOP_SYNC() barrier()
+// COOP_STORE_F32 and COOP_STORE_F16 (gemmEpilogueDirect's): accumulator
+// q to buf, row-major from element off, rows stride elements apart;
+// F16 multiplies by scale and rounds to halves. Statements: the
+// includer calls them inside braces.
+#define COOP_STORE_F32(q, buf, off, stride) \
+	[[unroll]] for (uint e_ = 0; e_ < CE; e_++) { \
+		uint i_ = coopLane() + e_ * SUBGROUP; \
+		buf[(off) + (i_ / CN) * (stride) + i_ % CN] = acc[(q) * CE + e_]; \
+	}
+#define COOP_STORE_F16(q, buf, off, stride, scale) \
+	[[unroll]] for (uint e_ = 0; e_ < CE; e_++) { \
+		uint i_ = coopLane() + e_ * SUBGROUP; \
+		buf[(off) + (i_ / CN) * (stride) + i_ % CN] = float16_t(acc[(q) * CE + e_] * (scale)); \
+	}
 #else
 #define COOP_A fcoopmatNV<16, gl_ScopeSubgroup, CM, CK>
 #define COOP_B fcoopmatNV<16, gl_ScopeSubgroup, CK, CN>
@@ -182,6 +196,9 @@ uint coopLane() { return gl_SubgroupInvocationID; }
 #define COOP_SYNC() \
 	subgroupMemoryBarrierShared(); \
 	subgroupBarrier()
+#define COOP_STORE_F32(q, buf, off, stride) coopMatStoreNV(acc[q], buf, off, stride, false)
+#define COOP_STORE_F16(q, buf, off, stride, scale) \
+	coopMatStoreNV(fcoopmatNV<16, gl_ScopeSubgroup, CM, CN>(acc[q] * float(scale)), buf, off, stride, false)
 #endif
 
 void gemmStage(uint buf) {
@@ -327,3 +344,24 @@ void gemmEpilogue() {
 		}
 	}
 }
+
+// gemmEpilogueDirect (GEMM_DIRECT) is gemmEpilogue without shared memory:
+// it hands each accumulator of the subgroup to the includer's
+// gemmDirectStore(q, m, n) (accumulator q holds rows m..m+CM-1, columns
+// n..n+CN-1 of the tile), which stores it straight from the registers
+// with COOP_STORE_F32 or COOP_STORE_F16 (coopMatStoreNV): no staging in
+// gemmC and no synchronization between accumulators. For tiles wholly
+// inside the matrix only, each matrix's first element and its rows on
+// 16 bytes (coopMatStoreNV's alignment); ops decides that when it
+// chooses the pipeline (a specialization constant, never a run-time
+// branch: see gemmEpilogue's note on uniform conditions).
+#ifdef GEMM_DIRECT
+void gemmDirectStore(uint q, uint m, uint n);
+void gemmEpilogueDirect() {
+	uint sg = coopSubgroup();
+	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
+	[[unroll]] for (uint i = 0; i < FM; i++) {
+		[[unroll]] for (uint j = 0; j < FN; j++) gemmDirectStore(i * FN + j, m0 + i * CM, n0 + j * CN);
+	}
+}
+#endif

@@ -173,6 +173,22 @@ func ConvLastWinogradPart(k any) int {
 	return k.(interface{ engine() *convEngine }).engine().lastWinogradPart
 }
 
+// ConvLastCoopDirect reports whether the last Winograd convolution or
+// data gradient a family kernel encoded, and its last Winograd weight
+// gradient, had their products on cooperative matrices store straight
+// from the registers (winogradCoopDirect).
+func ConvLastCoopDirect(k any) (products, weights bool) {
+	e := k.(interface{ engine() *convEngine }).engine()
+	return e.lastCoopDirect, e.lastWeightsCoopDirect
+}
+
+// ConvLastGemmCoopDirect reports whether the last image GEMM on
+// cooperative matrices a family kernel encoded stored straight from the
+// registers (convCoopDirect).
+func ConvLastGemmCoopDirect(k any) bool {
+	return k.(interface{ engine() *convEngine }).engine().lastGemmCoopDirect
+}
+
 // ConvLastWinogradSplits returns the splits of the products' k of the
 // last Winograd convolution or data gradient a family kernel encoded.
 func ConvLastWinogradSplits(k any) int {

@@ -441,7 +441,6 @@ func TestConvolutionCoopPacked(t *testing.T) {
 	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 24,
 		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 16, w: 13,
 		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
-	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
 	for _, tc := range []struct {
 		path   string
 		c      convCase
@@ -450,14 +449,14 @@ func TestConvolutionCoopPacked(t *testing.T) {
 		{"winograd-coopmat-emulated", wino, "convolution_winograd_coopmat"}, {"winograd-coopmat", wino, "convolution_winograd_coopmat"}} {
 		for _, tune := range []string{"packed=1", "packed=0"} {
 			t.Run(tc.path+" "+tune, func(t *testing.T) {
-				convHalfSlack = 1
+				c := tc.c
 				if strings.HasPrefix(tc.path, "winograd") {
-					convHalfSlack = winogradCoopSlack
+					c.slack = winogradCoopSlack
 				}
 				tu, err := ops.ParseConvolutionTuning(tune)
 				require.NoError(t, err)
 				var kernels []any
-				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(31)), true, func(k any) {
+				convRunCase(t, dev, c, rand.New(rand.NewSource(31)), true, func(k any) {
 					if !ops.ConvForcePath(k, tc.path, 0) {
 						t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
 					}
@@ -473,6 +472,67 @@ func TestConvolutionCoopPacked(t *testing.T) {
 					assert.Empty(t, packed, "packed=0")
 					assert.NotZero(t, unpacked, "cooperative-matrix pipelines under packed=0")
 				}
+			})
+		}
+	}
+}
+
+// Under coopdirect=1 the GEMMs on cooperative matrices store each
+// accumulator straight from the registers (STORE_DIRECT) where their
+// tiles cover the outputs: a 3x3 forward of 64 output channels over 8 x 8
+// planes on the 64 x 64 tile into the image, and under splits=2 into the
+// partial sums; and through shared memory by default, with a bias, over
+// 7 x 8 planes (columns of a tile in two planes), and with 60 output
+// channels (a partial tile of rows). Against the reference every way; the emulated
+// build everywhere, the real one where the device has cooperative
+// matrices.
+func TestConvolutionCoopDirect(t *testing.T) {
+	heavy(t)
+	dev := vktest.Open(t)
+	if !dev.Limits().Float16Storage {
+		t.Skip("no float16 storage")
+	}
+	d := func(out int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 16, OutputFeatureChannels: out,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
+	}
+	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	plain := convCase{d: d(64), n: 2, h: 8, w: 8, pads: pad1}
+	biased, narrow, rows := plain, plain, plain
+	biased.bias = true
+	narrow.h = 7
+	rows.d = d(60)
+	for _, path := range []string{"coopmat-emulated", "coopmat"} {
+		for _, tc := range []struct {
+			name   string
+			c      convCase
+			tune   string
+			direct bool
+		}{
+			{"image", plain, "coopdirect=1", true},
+			{"split", plain, "splits=2,coopdirect=1", true},
+			{"bias", biased, "coopdirect=1", false},
+			{"image", plain, "default", false},
+			{"7x8 planes", narrow, "coopdirect=1", false},
+			{"60 rows", rows, "coopdirect=1", false},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/%s", path, tc.name, tc.tune), func(t *testing.T) {
+				text := strings.TrimPrefix(tc.tune, "default")
+				tu, err := ops.ParseConvolutionTuning(text)
+				require.NoError(t, err)
+				var kernels []any
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(29)), true, func(k any) {
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					if !ops.ConvForcePath(k, path, 0) {
+						t.Skipf("%s has no cooperative matrices vkmps can use", dev.Info().Name)
+					}
+					kernels = append(kernels, k)
+				})
+				assert.Equal(t, "coopmat", ops.ConvLastPath(kernels[0]))
+				assert.Equal(t, tu.Splits > 1, ops.ConvCoopSplitK(kernels[0]), "forward split")
+				assert.Equal(t, tc.direct, ops.ConvLastGemmCoopDirect(kernels[0]), "forward stored directly")
 			})
 		}
 	}
@@ -764,10 +824,6 @@ func TestConvolutionReduceLanes(t *testing.T) {
 // workgroups (8 images of 16x16: 2 splits), against the reference.
 func TestConvolutionBiasGradientQuads(t *testing.T) {
 	dev := vktest.Open(t)
-	// Float16 Winograd products run on tensor cores where the device has
-	// them, which round more than the float32 tiles.
-	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
-	convHalfSlack = winogradCoopSlack
 	tu, err := ops.ParseConvolutionTuning("winograd=1")
 	require.NoError(t, err)
 	for _, c := range []struct {
@@ -776,7 +832,10 @@ func TestConvolutionBiasGradientQuads(t *testing.T) {
 	}{{3, 8, 8, "quads"}, {2, 7, 5, "values"}, {8, 16, 16, "quads"}, {3, 17, 19, "values"}} {
 		cc := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 5, OutputFeatureChannels: 6,
 			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: c.n, h: c.h, w: c.w,
-			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+			pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true,
+			// Float16 Winograd products run on tensor cores where the
+			// device has them, which round more than the float32 tiles.
+			slack: winogradCoopSlack}
 		for _, half := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%dx%dx%d half %v", c.n, c.h, c.w, half), func(t *testing.T) {
 				var grad any

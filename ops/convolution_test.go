@@ -30,7 +30,28 @@ type convCase struct {
 	n, h, w int
 	pads    padding.Pads
 	bias    bool
+	// slack scales convCompareSlack's allowance for products of halves
+	// (0: 1, a rounding of the result per product's worth of magnitude;
+	// winogradCoopSlack for the Winograd products of halves, which round
+	// more). A field of the case, not a package variable: tests that set
+	// it run in parallel.
+	slack float64
 }
+
+// halfSlack is c.slack, 1 where unset.
+func (c convCase) halfSlack() float64 {
+	if c.slack == 0 {
+		return 1
+	}
+	return c.slack
+}
+
+// weightsHalf reports whether the weight gradients of c's images in half
+// precision (half) are compared with the half allowance: only under a
+// slack above 1 (the Winograd products of halves, whose D and V are
+// rounded to halves too); else their sums of float32 products keep the
+// float32 tolerance.
+func (c convCase) weightsHalf(half bool) bool { return half && c.halfSlack() > 1 }
 
 func (c convCase) String() string {
 	d := c.d
@@ -79,20 +100,15 @@ func conv64(t testing.TB, n, c, h, w int, d []float32) ref.Tensor[float64] {
 }
 
 // convCompare checks got against want with magnitudes mag, K products
-// per value, slope L of a fused neuron; half adds a half ulp.
-// convHalfSlack scales convCompare's allowance for products of halves:
-// 1 (a rounding of the result per product's worth of magnitude) but in
-// the tests of paths that round more (the Winograd products of halves).
-var convHalfSlack = 1.0
-
-// convWeightsHalf reports whether the weight gradients of images in half
-// precision (half) are compared with the half allowance: only under a
-// convHalfSlack above 1 (the Winograd products of halves, whose D and V
-// are rounded to halves too); else their sums of float32 products keep
-// the float32 tolerance.
-func convWeightsHalf(half bool) bool { return half && convHalfSlack > 1 }
-
+// per value, slope L of a fused neuron; half adds a half ulp and a
+// rounding of the result per product's worth of magnitude.
 func convCompare(got []float32, want, mag []float64, k int, slope float64, half bool) error {
+	return convCompareSlack(got, want, mag, k, slope, half, 1)
+}
+
+// convCompareSlack is convCompare with the half allowance's rounding
+// scaled by slack (convCase.slack).
+func convCompareSlack(got []float32, want, mag []float64, k int, slope float64, half bool, slack float64) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("got %d values, want %d", len(got), len(want))
 	}
@@ -106,7 +122,7 @@ func convCompare(got []float32, want, mag []float64, k int, slope float64, half 
 		}
 		lim := tol*(1+mag[i])*slope + 2e-6*(1+math.Abs(w))
 		if half {
-			lim += ulp16(w) + convHalfSlack*0x1p-11*(1+mag[i])*slope
+			lim += ulp16(w) + slack*0x1p-11*(1+mag[i])*slope
 		}
 		if !(math.Abs(g-w) <= lim) {
 			if bad == 0 {
@@ -210,7 +226,7 @@ func convCheckForward(t *testing.T, dev *vk.Device, k *ops.Convolution, c convCa
 	require.NoError(t, err)
 	want, mag := convRefForward(t, c, cd)
 	kk := d.InputFeatureChannels / max(d.Groups, 1) * d.KernelWidth * d.KernelHeight
-	require.NoError(t, convCompare(got, want, mag, kk, convSlope(d.Neuron), half), c)
+	require.NoError(t, convCompareSlack(got, want, mag, kk, convSlope(d.Neuron), half, c.halfSlack()), c)
 }
 
 // convRandomCase draws a case: odd sizes, channels 1..16, groups
@@ -289,8 +305,8 @@ func convCheckGradients(t *testing.T, dev *vk.Device, k *ops.ConvolutionGradient
 	require.NoError(t, err)
 	rdx, mdx, rdw, mdw, rdb, mdb := convRefGrads(t, c, cd)
 	g := d.OutputFeatureChannels / max(d.Groups, 1)
-	require.NoError(t, convCompare(gdx, rdx, mdx, g*d.KernelWidth*d.KernelHeight, 1, half), "dx %v", c)
-	require.NoError(t, convCompare(gdw, rdw, mdw, c.n*cd.oh*cd.ow, 1, convWeightsHalf(half)), "dW %v", c)
+	require.NoError(t, convCompareSlack(gdx, rdx, mdx, g*d.KernelWidth*d.KernelHeight, 1, half, c.halfSlack()), "dx %v", c)
+	require.NoError(t, convCompareSlack(gdw, rdw, mdw, c.n*cd.oh*cd.ow, 1, c.weightsHalf(half), c.halfSlack()), "dW %v", c)
 	require.NoError(t, convCompare(gdb, rdb, mdb, c.n*cd.oh*cd.ow, 1, false), "db %v", c)
 }
 

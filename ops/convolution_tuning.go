@@ -199,6 +199,15 @@ type ConvolutionTuning struct {
 	// them; a half's rounding of each X), or as float32; by default
 	// halves where X is large (see winogradXHalf).
 	WinogradXHalf, NoWinogradXHalf bool
+	// CoopDirect (coopdirect=1): the GEMMs on cooperative matrices
+	// (Winograd's products and the others) store each matrix of results
+	// straight from the registers (coopMatStoreNV to the buffer) where
+	// their tiles cover the results exactly (see winogradCoopDirect and
+	// convCoopDirect), instead of through shared memory, value by value
+	// or as quads (the default; the same values). Slower on an H100:
+	// the ResNet-18 float16 training step took 6.30 ms against 5.95
+	// (bench/results/h100-2026-12-07-s25, run 1).
+	CoopDirect bool
 	// NoWinogradChannelsFast (winocf=0): Winograd weight gradients on the
 	// tiles keep their transforms' results tiles fastest, as on
 	// cooperative matrices, instead of channels fastest (the default
@@ -370,6 +379,9 @@ func (t ConvolutionTuning) String() string {
 	if t.NoWinogradQuads {
 		parts = append(parts, "winoquads=0")
 	}
+	if t.CoopDirect {
+		parts = append(parts, "coopdirect=1")
+	}
 	if t.NoWinogradChannelsFast {
 		parts = append(parts, "winocf=0")
 	}
@@ -387,7 +399,7 @@ func (t ConvolutionTuning) String() string {
 // winopart,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), dwexact (1: on), tapsplit, col2im, im2col and winoxhalf (1:
+// on, the default; 0: off), dwexact and coopdirect (1: on), tapsplit, col2im, im2col and winoxhalf (1:
 // always, 0: never), dwstrip and dwrows (1..8) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
@@ -492,6 +504,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.DepthwiseExactGroups = n == 1
 			}
+		case k == "coopdirect":
+			if err = flag(); err == nil {
+				t.CoopDirect = n == 1
+			}
 		case k == "dwstrip", k == "dwrows":
 			if n < 1 || n > 8 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=%d: want 1..8", ErrTuning, k, n)
@@ -514,7 +530,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.WinogradPart = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, winopart)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, winopart)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

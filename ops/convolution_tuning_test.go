@@ -54,6 +54,8 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"winoquads=0", ops.ConvolutionTuning{NoWinogradQuads: true}, "winoquads=0"},
 		{"winoquads=1", ops.ConvolutionTuning{}, ""},
 		{"winocf=0,winoquads=0", ops.ConvolutionTuning{NoWinogradQuads: true, NoWinogradChannelsFast: true}, "winoquads=0,winocf=0"},
+		{"coopdirect=1,winoxhalf=0", ops.ConvolutionTuning{CoopDirect: true, NoWinogradXHalf: true}, "winoxhalf=0,coopdirect=1"},
+		{"coopdirect=0", ops.ConvolutionTuning{}, ""},
 		{"winopart=4,splits=2", ops.ConvolutionTuning{Splits: 2, WinogradPart: 4}, "splits=2,winopart=4"},
 		{"winocoop=0,coopmat=0", ops.ConvolutionTuning{NoWinogradCoopMat: true, NoCoopMat: true}, "coopmat=0,winocoop=0"},
 		{"winocoop=1,winograd=1,cooptile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, Winograd: true, WinogradCoopMat: true},

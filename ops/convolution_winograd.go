@@ -272,6 +272,22 @@ func winogradCoopTile(m int, weights bool) int {
 	return convCoopDefaultTile
 }
 
+// winogradCoopDirect reports whether the Winograd products on a
+// cooperative-matrix tile of bm x bn outputs store each accumulator
+// straight from the registers (convolution_winograd_coopmat.comp's
+// STORE_DIRECT) into their rows x cols results (X of a convolution or
+// data gradient, rows output channels by cols tiles; P of a weight
+// gradient, output by input channels) from float base of the scratch:
+// where the tuning asks for it (coopdirect=1; off by default, slower on
+// an H100, see ConvolutionTuning.CoopDirect), the tiles cover the
+// results exactly and every matrix starts and every row lies on 16 bytes
+// (base and cols multiples of 4 floats and 8 halves). The epilogue
+// through shared memory instead stages each 16 x 8 matrix there and
+// synchronizes its subgroup twice.
+func winogradCoopDirect(t ConvolutionTuning, bm, bn, rows, cols, base int) bool {
+	return t.CoopDirect && rows%bm == 0 && cols%bn == 0 && cols%8 == 0 && base%4 == 0
+}
+
 // winogradXHalf reports whether the Winograd products on cooperative
 // matrices of m output channels over a part of tiles tiles store X as
 // halves for the output transform (the products' X_HALF; WinogradXHalf
@@ -390,15 +406,19 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 				return err
 			}
 			pc.UBase, pc.VBase, pc.XBase = uint32(p.uOff), uint32(p.vOff), uint32(p.xOff)
-			gemm := pls[2]
+			k := gk
 			if tiles%4 == 0 && pc.VBase%4 == 0 {
-				k := gk
 				k.vecB = true
 				// Quads of X along the tiles (its rows start on quads).
 				k.vecC = !p.coop && pc.XBase%4 == 0 && !e.tune.NoWinogradQuads
 				// Quads of U along m too, on cooperative matrices (U's
 				// rows are M halves from a multiple of 4).
 				k.vecA = p.coop && j.m%4 == 0 && p.uOff%2 == 0
+			}
+			k.storeDirect = p.coop && winogradCoopDirect(e.tune, bm, bn, j.m, tiles, p.xOff)
+			e.lastCoopDirect = k.storeDirect
+			gemm := pls[2]
+			if k != gk {
 				if gemm, err = e.pipeline(k); err != nil {
 					return err
 				}
@@ -672,10 +692,14 @@ func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsG
 		}
 		pc.UBase, pc.VBase = uint32(p.dOff), uint32(p.vOff)
 		pc.XBase = uint32(p.pOff + q*p.splits*count)
-		gemm := pls[2]
+		k := keys[2]
 		if !cf && keys[2].vecA && tiles%4 != 0 { // the last part's tiles
-			k := keys[2]
 			k.vecA, k.vecB = false, false
+		}
+		k.storeDirect = p.coop && winogradCoopDirect(e.tune, bm, bn, j.m, j.cinG, int(pc.XBase))
+		e.lastWeightsCoopDirect = k.storeDirect
+		gemm := pls[2]
+		if k != keys[2] {
 			if gemm, err = e.pipeline(k); err != nil {
 				return err
 			}

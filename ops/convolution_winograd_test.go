@@ -365,7 +365,7 @@ func winogradForwardError(t *testing.T, dev *vk.Device, c convCase, cd convData,
 	return math.Sqrt(e2 / w2)
 }
 
-// winogradCoopSlack is convHalfSlack for the Winograd products on
+// winogradCoopSlack is convCase.slack for the Winograd products on
 // cooperative matrices: U and V rounded to halves before the products
 // put up to 24 times a half's rounding of the products' magnitude on a
 // result (a float64 simulation of F(4x4, 3x3) with half U and V over
@@ -381,8 +381,6 @@ const winogradCoopSlack = 64
 func TestConvolutionWinogradCoopMat(t *testing.T) {
 	heavy(t)
 	dev := vktest.Open(t)
-	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
-	convHalfSlack = winogradCoopSlack
 	for _, path := range []string{"winograd-coopmat", "winograd-coopmat-emulated"} {
 		// Tile 10: the 64-row tile of the products of 64 channels or fewer.
 		for _, tile := range []int{2, 3, 10} {
@@ -400,7 +398,11 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 					// channels, 32 tiles) beside partial ones.
 					wide := winogradCases()[1]
 					wide.d.OutputFeatureChannels, wide.n, wide.h, wide.w = 24, 2, 16, 16
-					winogradCheck(t, dev, r, append(winogradCases()[:2], wide), true, "winograd-coopmat", func(k any) {
+					cases := append(winogradCases()[:2], wide)
+					for i := range cases {
+						cases[i].slack = winogradCoopSlack
+					}
+					winogradCheck(t, dev, r, cases, true, "winograd-coopmat", func(k any) {
 						require.NoError(t, k.(interface {
 							SetTuning(ops.ConvolutionTuning) error
 						}).SetTuning(tu))
@@ -419,6 +421,7 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	c := winogradCases()[1]
 	c.d.InputFeatureChannels, c.d.OutputFeatureChannels = 64, 64
+	c.slack = winogradCoopSlack
 	runs := ops.ConvCoopTileOn(dev.Limits(), 2, false) != ""
 	for _, tc := range []struct {
 		tune string
@@ -451,8 +454,6 @@ func TestConvolutionWinogradCoopMat(t *testing.T) {
 // products' plain loads of D) after parts whose are (quads).
 func TestConvolutionWinogradCoopParts(t *testing.T) {
 	dev := vktest.Open(t)
-	defer func(s float64) { convHalfSlack = s }(convHalfSlack)
-	convHalfSlack = winogradCoopSlack
 	d := ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 6, OutputFeatureChannels: 5,
 		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
 	pads := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
@@ -466,10 +467,10 @@ func TestConvolutionWinogradCoopParts(t *testing.T) {
 	}{
 		// D and V 9728 slots an image (part: one image of 49 tiles,
 		// three parts), the partial sums 1080 a split and part.
-		{"splits", convCase{d: d, n: 3, h: 26, w: 27, pads: pads, bias: true}, 4 * 24000, 3},
+		{"splits", convCase{d: d, n: 3, h: 26, w: 27, pads: pads, bias: true, slack: winogradCoopSlack}, 4 * 24000, 3},
 		// D and V 2432 slots for two images: parts of 12 tiles (quads)
 		// and 6.
-		{"last part", convCase{d: d, n: 3, h: 5, w: 9, pads: pads, bias: true}, 4 * 6000, 0},
+		{"last part", convCase{d: d, n: 3, h: 5, w: 9, pads: pads, bias: true, slack: winogradCoopSlack}, 4 * 6000, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer ops.SetWinogradScratchMax(tc.scratch)()
@@ -495,6 +496,62 @@ func TestConvolutionWinogradCoopParts(t *testing.T) {
 			assert.GreaterOrEqual(t, splits, 2)
 			assert.LessOrEqual(t, splits, tc.splits)
 		})
+	}
+}
+
+// Under coopdirect=1 the Winograd products on cooperative matrices store
+// each accumulator straight from the registers where their tiles cover X
+// (and the weight gradient's P) exactly: 64 channels each way over 8 x 8
+// tiles of 4 x 4 on the 64 x 64 tile, X as float32 and as halves; by
+// default, and where the tiles do not cover the results (60 output
+// channels, 7 x 8 tiles), through shared memory; against the reference every way, on
+// the emulated build everywhere and the real one where the device has
+// cooperative matrices.
+func TestConvolutionWinogradCoopDirect(t *testing.T) {
+	heavy(t)
+	dev := vktest.Open(t)
+	d := func(in, out int) ops.ConvolutionDescriptor {
+		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
+			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+	}
+	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	whole := convCase{d: d(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
+	partial := convCase{d: d(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
+	for _, path := range []string{"winograd-coopmat-emulated", "winograd-coopmat"} {
+		for _, tc := range []struct {
+			name   string
+			c      convCase
+			tune   string
+			direct bool
+		}{
+			{"whole", whole, "winoxhalf=0,coopdirect=1", true},
+			{"whole", whole, "winoxhalf=1,coopdirect=1", true},
+			{"whole", whole, "winoxhalf=1", false},
+			{"partial", partial, "winoxhalf=1,coopdirect=1", false},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/%s", path, tc.name, tc.tune), func(t *testing.T) {
+				tu, err := ops.ParseConvolutionTuning(tc.tune)
+				require.NoError(t, err)
+				var kernels []any
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(23)), true, func(k any) {
+					require.NoError(t, k.(interface {
+						SetTuning(ops.ConvolutionTuning) error
+					}).SetTuning(tu))
+					if !ops.ConvForcePath(k, path, 0) {
+						t.Skipf("%s has no cooperative matrices for tile 0", dev.Info().Name)
+					}
+					kernels = append(kernels, k)
+				})
+				winogradTook(t, kernels, tc.c, "winograd-coopmat")
+				fwd, _ := ops.ConvLastCoopDirect(kernels[0])
+				dx, dw := ops.ConvLastCoopDirect(kernels[1])
+				assert.Equal(t, tc.direct, fwd, "forward products stored directly")
+				assert.Equal(t, tc.direct, dx, "data gradient products stored directly")
+				// The weight gradient's P is 64 x 64 in both cases but
+				// the partial one's 60 output channels.
+				assert.Equal(t, tc.direct, dw, "weight gradient products stored directly")
+			})
+		}
 	}
 }
 

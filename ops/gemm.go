@@ -900,6 +900,7 @@ type convPipeKey struct {
 	half         bool  // the Winograd transforms' half builds (U and V as halves; X for the output transform)
 	xhalf        bool  // the Winograd products' X_HALF (X stored as halves)
 	quads        bool  // convolution_gemm_coopmat.comp's QUADS (convCoopQuads)
+	storeDirect  bool  // the cooperative-matrix shaders' STORE_DIRECT (winogradCoopDirect)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
 	lanes        int8  // convolution_reduce.comp's LANES (0: 1)
@@ -929,6 +930,15 @@ type convEngine struct {
 	// lastWinogradSplits: the splits of the products' k of the last
 	// Winograd convolution or data gradient (1 unsplit).
 	lastWinogradSplits int
+	// lastCoopDirect, lastWeightsCoopDirect: whether the last Winograd
+	// convolution's or data gradient's products, and the last Winograd
+	// weight gradient's, stored straight from the registers
+	// (winogradCoopDirect; tests).
+	lastCoopDirect, lastWeightsCoopDirect bool
+	// lastGemmCoopDirect: whether the last image GEMM on cooperative
+	// matrices (not Winograd's) stored straight from the registers
+	// (convCoopDirect; tests).
+	lastGemmCoopDirect bool
 	// lastWinogradPart: the most batch images a part of the last Winograd
 	// convolution or data gradient held (tests).
 	lastWinogradPart int
@@ -1070,6 +1080,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
 		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
 		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
+		spec["STORE_DIRECT"] = convBool(k.storeDirect)
 	} else if k.tile >= 0 {
 		c := gemmTiles[k.tile].cfg
 		spec["BM"], spec["BN"], spec["BK"], spec["TM"], spec["TN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.tm), uint32(c.tn)
@@ -1557,6 +1568,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 				key.splitk = 1
 			}
 			key.quads = convCoopQuads(j, key.splitk == 1)
+			key.storeDirect = convCoopDirect(e.tune, j, c, key)
 		default:
 			key.tile, key.local = -1, 64
 		}
@@ -1680,6 +1692,17 @@ func (e *convEngine) encodeGemmPart(cb *vk.CommandBuffer, j *convImageGemm, pl, 
 			}
 		}
 		pc.N = uint32(nb * pixels)
+		if key.storeDirect && !convCoopDirectPart(key, choice.coopTile(lim), pc) {
+			// This part's offsets or columns do not allow it.
+			key.storeDirect = false
+			var err error
+			if pl, err = e.pipeline(key); err != nil {
+				return err
+			}
+		}
+		if key.coop {
+			e.lastGemmCoopDirect = key.storeDirect
+		}
 		cols := nb * gridCols
 		var bn, gy int
 		switch choice.path {
@@ -1774,6 +1797,43 @@ func convCoopQuads(j *convImageGemm, splitk bool) bool {
 	}
 	o := j.out
 	return splitk || (o.x0 == 0 && o.stride() == o.w && o.plane()%4 == 0 && o.batch()%4 == 0)
+}
+
+// convCoopDirect reports whether the cooperative-matrix GEMM of j on
+// tile c, its pipeline key so far, stores each accumulator straight from
+// the registers (convolution_gemm_coopmat.comp's STORE_DIRECT) as far as
+// the GEMM's shape decides (convCoopDirectPart checks each part's
+// offsets): where the tuning asks for it (coopdirect=1; off by default,
+// see ConvolutionTuning.CoopDirect), the rows are whole tiles and the columns are not a strided data gradient's
+// phases, into the partial sums of a split or of col2im (rows of the
+// part's columns), or, without bias or neuron, into an image of whole
+// planes whose pixels are a multiple of the tile's columns (a tile's
+// columns lie in one plane, each matrix's CN columns neighbours) and
+// whose planes and batch images are multiples of 8 halves (16 bytes,
+// coopMatStoreNV's alignment). The epilogue through shared memory instead
+// stages each 16 x 8 matrix there and synchronizes its subgroup twice.
+func convCoopDirect(t ConvolutionTuning, j *convImageGemm, c convCoopConfig, key convPipeKey) bool {
+	if !t.CoopDirect || j.modeB == gemmBPhases || j.m%c.bm != 0 {
+		return false
+	}
+	if key.splitk == 1 {
+		return true
+	}
+	o := j.out
+	pixels := o.w * o.h
+	return !key.bias && !key.neuron && !o.flat && o.x0 == 0 && o.y0 == 0 && o.w == o.im.w && o.h == o.im.h &&
+		pixels%c.bn == 0 && pixels%8 == 0 && o.batch()%8 == 0
+}
+
+// convCoopDirectPart reports whether a part of a GEMM that convCoopDirect
+// let store directly, with push constants pc, does: its partial sums'
+// rows (pc.N columns from pc.PartBase) are whole tiles on 16 bytes, or
+// its image's first value (pc.DstBase) lies on 16 bytes.
+func convCoopDirectPart(key convPipeKey, c convCoopConfig, pc *convGemmPush) bool {
+	if key.splitk == 1 {
+		return int(pc.N)%c.bn == 0 && pc.N%4 == 0 && pc.PartBase%4 == 0
+	}
+	return pc.DstBase%8 == 0
 }
 
 // convVecA reports whether j's weights load as quads: rows of K values
