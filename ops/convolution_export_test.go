@@ -189,6 +189,18 @@ func ConvLastGemmCoopDirect(k any) bool {
 	return k.(interface{ engine() *convEngine }).engine().lastGemmCoopDirect
 }
 
+// ConvCoopShapes lists the matrix shapes ("16x8x16") the
+// cooperative-matrix pipelines a family kernel has made were specialized
+// with, sorted.
+func ConvCoopShapes(k any) []string {
+	var out []string
+	for s := range k.(interface{ engine() *convEngine }).engine().coopShapes {
+		out = append(out, fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2]))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ConvLastWinogradSplits returns the splits of the products' k of the
 // last Winograd convolution or data gradient a family kernel encoded.
 func ConvLastWinogradSplits(k any) int {

@@ -538,6 +538,65 @@ func TestConvolutionCoopDirect(t *testing.T) {
 	}
 }
 
+// The cooperative-matrix GEMMs under coopshape=N take matrices of that
+// shape where they can (16x16x16 and 16x8x8 here; the emulated build any,
+// the real one those the device lists), and match the reference: a
+// pointwise forward, and Winograd's products (forward, data and weight
+// gradients); by default the emulated build's 16x8x8, and on the device
+// 16x16x16 for the pointwise forward where it lists it.
+func TestConvolutionCoopShape(t *testing.T) {
+	heavy(t)
+	dev := vktest.Open(t)
+	if !dev.Limits().Float16Storage {
+		t.Skip("no float16 storage")
+	}
+	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 36,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
+	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 24,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 16, w: 13,
+		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true, slack: winogradCoopSlack}
+	for _, path := range []string{"emulated", "real"} {
+		for _, tune := range []string{"default", "coopshape=2", "coopshape=3"} {
+			t.Run(path+"/"+tune, func(t *testing.T) {
+				tu, err := ops.ParseConvolutionTuning(strings.TrimPrefix(tune, "default"))
+				require.NoError(t, err)
+				suffix := ""
+				if path == "emulated" {
+					suffix = "-emulated"
+				}
+				for _, c := range []struct {
+					path string
+					c    convCase
+				}{{"coopmat" + suffix, pointwise}, {"winograd-coopmat" + suffix, wino}} {
+					var kernels []any
+					convRunCase(t, dev, c.c, rand.New(rand.NewSource(37)), true, func(k any) {
+						if !ops.ConvForcePath(k, c.path, 0) {
+							t.Skipf("%s has no cooperative matrices vkmps can use", dev.Info().Name)
+						}
+						require.NoError(t, k.(interface {
+							SetTuning(ops.ConvolutionTuning) error
+						}).SetTuning(tu))
+						kernels = append(kernels, k)
+					})
+					got := ops.ConvCoopShapes(kernels[0])
+					switch {
+					case tune == "coopshape=2" && (path == "emulated" || dev.Limits().HasCooperativeMatrix(16, 16, 16)):
+						assert.Equal(t, []string{"16x16x16"}, got, c.path)
+					case tune == "coopshape=3" && (path == "emulated" || dev.Limits().HasCooperativeMatrix(16, 8, 8)):
+						assert.Equal(t, []string{"16x8x8"}, got, c.path)
+					case path == "emulated":
+						assert.Equal(t, []string{"16x8x8"}, got, c.path)
+					case tune == "default" && c.path == "coopmat" && dev.Limits().HasCooperativeMatrix(16, 16, 16):
+						assert.Equal(t, []string{"16x16x16"}, got, c.path)
+					default:
+						assert.Len(t, got, 1, c.path)
+					}
+				}
+			})
+		}
+	}
+}
+
 // Strided data gradients match the reference with their phases summing
 // only their own taps (the tiles' default, with 32 and 64 channels per
 // group, multiples of every slice depth) and over the whole grid of taps

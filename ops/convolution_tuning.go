@@ -208,6 +208,15 @@ type ConvolutionTuning struct {
 	// the ResNet-18 float16 training step took 6.30 ms against 5.95
 	// (bench/results/h100-2026-12-07-s25, run 1).
 	CoopDirect bool
+	// CoopShape (coopshape=N, 1..3): the GEMMs on cooperative matrices
+	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, M x N
+	// x K) where the device lists it and the tile can use it. By default
+	// the forward GEMMs of convolutions take 16x16x16 and the others
+	// (Winograd's products, data and weight gradients) the first of
+	// these shapes the device lists (see convCoopShapeFor; the emulated
+	// build's default is 16x8x8); coopshape=1 is the choice before
+	// 2026-12-07. The same sums in the same order.
+	CoopShape int
 	// NoWinogradChannelsFast (winocf=0): Winograd weight gradients on the
 	// tiles keep their transforms' results tiles fastest, as on
 	// cooperative matrices, instead of channels fastest (the default
@@ -270,6 +279,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: depthwise rows (dwrows) %d: want 1..8", ErrTuning, t.DepthwiseRows)
 	case t.Splits < 0 || t.Splits > 4096:
 		return fmt.Errorf("%w: splits %d: want 1..4096", ErrTuning, t.Splits)
+	case t.CoopShape < 0 || t.CoopShape > len(convCoopShapes):
+		return fmt.Errorf("%w: cooperative-matrix shape (coopshape) %d: want 1..%d", ErrTuning, t.CoopShape, len(convCoopShapes))
 	case t.WinogradPart < 0 || t.WinogradPart > 1<<16:
 		return fmt.Errorf("%w: Winograd part (winopart) %d: want 1..65536", ErrTuning, t.WinogradPart)
 	case t.ComputeUnits < 0 || t.ComputeUnits > 1<<16:
@@ -382,6 +393,9 @@ func (t ConvolutionTuning) String() string {
 	if t.CoopDirect {
 		parts = append(parts, "coopdirect=1")
 	}
+	if t.CoopShape != 0 {
+		parts = append(parts, "coopshape="+strconv.Itoa(t.CoopShape))
+	}
 	if t.NoWinogradChannelsFast {
 		parts = append(parts, "winocf=0")
 	}
@@ -400,7 +414,7 @@ func (t ConvolutionTuning) String() string {
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
 // on, the default; 0: off), dwexact and coopdirect (1: on), tapsplit, col2im, im2col and winoxhalf (1:
-// always, 0: never), dwstrip and dwrows (1..8) (see
+// always, 0: never), dwstrip and dwrows (1..8), coopshape (1..3) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -508,6 +522,11 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.CoopDirect = n == 1
 			}
+		case k == "coopshape":
+			if n < 1 || n > len(convCoopShapes) {
+				return ConvolutionTuning{}, fmt.Errorf("%w: coopshape=%d: want 1..%d", ErrTuning, n, len(convCoopShapes))
+			}
+			t.CoopShape = n
 		case k == "dwstrip", k == "dwrows":
 			if n < 1 || n > 8 {
 				return ConvolutionTuning{}, fmt.Errorf("%w: %s=%d: want 1..8", ErrTuning, k, n)
@@ -530,7 +549,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.WinogradPart = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, winopart)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, coopshape, winopart)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -366,6 +366,53 @@ func convCoopTileFor(lim vk.Limits, i int) (convCoopConfig, bool) {
 	return c, false
 }
 
+// convCoopShapeFor is the matrix shape (ConvolutionTuning.CoopShape's
+// numbering, 0: the device's order) of the cooperative-matrix pipeline
+// of key k under tuning t: the tuning's where it names one, else 16x16x16
+// (2) for the forward GEMMs of convolutions (convolution_gemm_coopmat.comp
+// over weight rows, real builds), 0 for the others. On an H100
+// (bench/results/h100-2026-12-07-s25, run 4, two repetitions each)
+// 16x16x16 took the float16 stem's forward from 236.0 to 220.3 µs, the
+// 3x3 stride-2 128 -> 256 forward from 75.7 to 73.8, the 1x1 1024 ->
+// 1024 forward at 28x28 from 551.6 to 534.7 and 512 -> 2048 at 7x7 from
+// 76.2 to 75.2, but the Winograd products (3x3 256@14 forward 64.4 ->
+// 81.5, VGG's 331 -> 445) and the data gradients (1x1 1024 at 28x28
+// 439 -> 714, col2im's 69 -> 87) lost, and the ResNet-18 float16 step
+// with 16x16x16 everywhere took 6.45 ms against 5.95.
+func convCoopShapeFor(k convPipeKey, t ConvolutionTuning) int {
+	switch {
+	case t.CoopShape != 0:
+		return t.CoopShape
+	case k.shader == spirv.ConvolutionGemmCoopmat && !k.emu && int(k.modeA) == gemmAWeights:
+		return 2
+	}
+	return 0
+}
+
+// convCoopShaped returns tile c with matrix shape convCoopShapes[shape-1]
+// (ConvolutionTuning.CoopShape) where the device lists it (any shape in
+// the emulated build, emu, its depth at most the slice's) and the tile
+// can use it and fits; else c as it is (shape 0: the device's order, see
+// convCoopTileFor).
+func convCoopShaped(lim vk.Limits, c convCoopConfig, shape int, emu bool) convCoopConfig {
+	if shape < 1 || shape > len(convCoopShapes) {
+		return c
+	}
+	s := convCoopShapes[shape-1]
+	t := c
+	t.cm, t.cn, t.ck = s[0], s[1], s[2]
+	elem := 2
+	if emu {
+		t.ck, elem = min(t.ck, t.bk), 4
+	} else if !lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
+		return c
+	}
+	if !t.valid() || !t.fits(lim, elem) {
+		return c
+	}
+	return t
+}
+
 // convCoopEmuShape is the matrix shape of the emulated build (tests):
 // 16x8x8, so that a slice of 16 holds two along k.
 var convCoopEmuShape = [3]int{16, 8, 8}
@@ -901,6 +948,7 @@ type convPipeKey struct {
 	xhalf        bool  // the Winograd products' X_HALF (X stored as halves)
 	quads        bool  // convolution_gemm_coopmat.comp's QUADS (convCoopQuads)
 	storeDirect  bool  // the cooperative-matrix shaders' STORE_DIRECT (winogradCoopDirect)
+	cshape       int8  // the cooperative-matrix shape asked for (ConvolutionTuning.CoopShape; 0: the device's order)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
 	lanes        int8  // convolution_reduce.comp's LANES (0: 1)
@@ -939,6 +987,9 @@ type convEngine struct {
 	// matrices (not Winograd's) stored straight from the registers
 	// (convCoopDirect; tests).
 	lastGemmCoopDirect bool
+	// coopShapes: the matrix shapes the cooperative-matrix pipelines
+	// made were specialized with (tests).
+	coopShapes map[[3]int]bool
 	// lastWinogradPart: the most batch images a part of the last Winograd
 	// convolution or data gradient held (tests).
 	lastWinogradPart int
@@ -1018,6 +1069,9 @@ func (e *convEngine) forcesGemm() bool {
 // pipeline returns the pipeline of key k, made on first use.
 func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	k.packed = convCoopPacked(k, e.tune)
+	if k.coop {
+		k.cshape = int8(convCoopShapeFor(k, e.tune))
+	}
 	if p := e.pipes[k]; p != nil {
 		return p, nil
 	}
@@ -1077,9 +1131,13 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"WORDS": convBool(k.words), "CHANNELS_FAST": convBool(k.cf),
 	}
 	if k.coop {
-		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
+		c := convCoopShaped(e.dev.Limits(), convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits()), int(k.cshape), k.emu)
 		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
 		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
+		if e.coopShapes == nil {
+			e.coopShapes = map[[3]int]bool{}
+		}
+		e.coopShapes[[3]int{c.cm, c.cn, c.ck}] = true
 		spec["STORE_DIRECT"] = convBool(k.storeDirect)
 	} else if k.tile >= 0 {
 		c := gemmTiles[k.tile].cfg
