@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkmps/vkmps/ops"
 	"github.com/vkmps/vkmps/padding"
+	"github.com/vkmps/vkmps/vk"
 	"github.com/vkmps/vkmps/vk/vktest"
 )
 
@@ -424,6 +425,32 @@ func TestConvolutionDepthwiseVectors(t *testing.T) {
 	}
 }
 
+// coopCases are the cooperative-matrix tests' two cases: a pointwise
+// layer whose operands load as quads (40 -> 36 channels over 6 x 10
+// planes) and a 3x3 layer for Winograd (20 -> 24 over 16 x 13, 4 x 4
+// tiles of its products on whole quads), both with bias.
+func coopCases() (pointwise, wino convCase) {
+	pointwise = convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 36,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
+	wino = convCase{d: conv3x3(20, 24), n: 2, h: 16, w: 13, pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	return pointwise, wino
+}
+
+// tunedOnPath returns a convRunCase force that sets tuning tu on each
+// kernel and forces it onto path with tile (ConvForcePath), skipping the
+// test where the device cannot run it.
+func tunedOnPath(t *testing.T, dev *vk.Device, tu ops.ConvolutionTuning, path string, tile int, kernels *[]any) func(k any) {
+	return func(k any) {
+		require.NoError(t, k.(interface {
+			SetTuning(ops.ConvolutionTuning) error
+		}).SetTuning(tu))
+		if !ops.ConvForcePath(k, path, tile) {
+			t.Skipf("%s cannot run %s tile %d", dev.Info().Name, path, tile)
+		}
+		*kernels = append(*kernels, k)
+	}
+}
+
 // The cooperative-matrix GEMMs whose operands both load as quads (a
 // pointwise forward; Winograd's forward and weight-gradient products over
 // whole quads of tiles and channels) take their shaders' packed builds by
@@ -436,11 +463,7 @@ func TestConvolutionCoopPacked(t *testing.T) {
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")
 	}
-	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 36,
-		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
-	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 24,
-		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 16, w: 13,
-		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true}
+	pointwise, wino := coopCases()
 	for _, tc := range []struct {
 		path   string
 		c      convCase
@@ -456,15 +479,7 @@ func TestConvolutionCoopPacked(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(tune)
 				require.NoError(t, err)
 				var kernels []any
-				convRunCase(t, dev, c, rand.New(rand.NewSource(31)), true, func(k any) {
-					if !ops.ConvForcePath(k, tc.path, 0) {
-						t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
-					}
-					require.NoError(t, k.(interface {
-						SetTuning(ops.ConvolutionTuning) error
-					}).SetTuning(tu))
-					kernels = append(kernels, k)
-				})
+				convRunCase(t, dev, c, rand.New(rand.NewSource(31)), true, tunedOnPath(t, dev, tu, tc.path, 0, &kernels))
 				packed, unpacked := ops.ConvPackedShaders(kernels[0])
 				if tune == "packed=1" {
 					assert.Contains(t, packed, tc.shader, "the forward's packed builds")
@@ -492,16 +507,12 @@ func TestConvolutionCoopDirect(t *testing.T) {
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")
 	}
-	d := func(out int) ops.ConvolutionDescriptor {
-		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 16, OutputFeatureChannels: out,
-			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}
-	}
 	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
-	plain := convCase{d: d(64), n: 2, h: 8, w: 8, pads: pad1}
+	plain := convCase{d: conv3x3(16, 64), n: 2, h: 8, w: 8, pads: pad1}
 	biased, narrow, rows := plain, plain, plain
 	biased.bias = true
 	narrow.h = 7
-	rows.d = d(60)
+	rows.d = conv3x3(16, 60)
 	for _, path := range []string{"coopmat-emulated", "coopmat"} {
 		for _, tc := range []struct {
 			name   string
@@ -521,15 +532,7 @@ func TestConvolutionCoopDirect(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(text)
 				require.NoError(t, err)
 				var kernels []any
-				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(29)), true, func(k any) {
-					require.NoError(t, k.(interface {
-						SetTuning(ops.ConvolutionTuning) error
-					}).SetTuning(tu))
-					if !ops.ConvForcePath(k, path, 0) {
-						t.Skipf("%s has no cooperative matrices vkmps can use", dev.Info().Name)
-					}
-					kernels = append(kernels, k)
-				})
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(29)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
 				assert.Equal(t, "coopmat", ops.ConvLastPath(kernels[0]))
 				assert.Equal(t, tu.Splits > 1, ops.ConvCoopSplitK(kernels[0]), "forward split")
 				assert.Equal(t, tc.direct, ops.ConvLastGemmCoopDirect(kernels[0]), "forward stored directly")
@@ -550,11 +553,8 @@ func TestConvolutionCoopShape(t *testing.T) {
 	if !dev.Limits().Float16Storage {
 		t.Skip("no float16 storage")
 	}
-	pointwise := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 1, KernelHeight: 1, InputFeatureChannels: 40, OutputFeatureChannels: 36,
-		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 6, w: 10, bias: true}
-	wino := convCase{d: ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: 20, OutputFeatureChannels: 24,
-		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1}, n: 2, h: 16, w: 13,
-		pads: padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}, bias: true, slack: winogradCoopSlack}
+	pointwise, wino := coopCases()
+	wino.slack = winogradCoopSlack
 	for _, path := range []string{"emulated", "real"} {
 		for _, tune := range []string{"default", "coopshape=2", "coopshape=3"} {
 			t.Run(path+"/"+tune, func(t *testing.T) {
@@ -569,15 +569,7 @@ func TestConvolutionCoopShape(t *testing.T) {
 					c    convCase
 				}{{"coopmat" + suffix, pointwise}, {"winograd-coopmat" + suffix, wino}} {
 					var kernels []any
-					convRunCase(t, dev, c.c, rand.New(rand.NewSource(37)), true, func(k any) {
-						if !ops.ConvForcePath(k, c.path, 0) {
-							t.Skipf("%s has no cooperative matrices vkmps can use", dev.Info().Name)
-						}
-						require.NoError(t, k.(interface {
-							SetTuning(ops.ConvolutionTuning) error
-						}).SetTuning(tu))
-						kernels = append(kernels, k)
-					})
+					convRunCase(t, dev, c.c, rand.New(rand.NewSource(37)), true, tunedOnPath(t, dev, tu, c.path, 0, &kernels))
 					got := ops.ConvCoopShapes(kernels[0])
 					switch {
 					case tune == "coopshape=2" && (path == "emulated" || dev.Limits().HasCooperativeMatrix(16, 16, 16)):

@@ -21,6 +21,13 @@ import (
 // that are not a multiple of the 4x4 tile (and smaller than one),
 // asymmetric pads (and none, and more than the window), a fused neuron
 // with PReLU slopes, several batch images.
+// conv3x3 is a 3x3 convolution of stride and dilation 1 without groups,
+// in to out channels.
+func conv3x3(in, out int) ops.ConvolutionDescriptor {
+	return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
+		StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
+}
+
 func winogradCases() []convCase {
 	d := func(in, out int, n ops.NeuronDescriptor) ops.ConvolutionDescriptor {
 		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
@@ -66,10 +73,7 @@ func TestConvolutionWinograd(t *testing.T) {
 func TestConvolutionWinogradQuadStores(t *testing.T) {
 	heavy(t)
 	dev := vktest.Open(t)
-	d := func(in, out int) ops.ConvolutionDescriptor {
-		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
-			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
-	}
+	d := conv3x3
 	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
 	cases := []struct {
 		name  string
@@ -510,13 +514,9 @@ func TestConvolutionWinogradCoopParts(t *testing.T) {
 func TestConvolutionWinogradCoopDirect(t *testing.T) {
 	heavy(t)
 	dev := vktest.Open(t)
-	d := func(in, out int) ops.ConvolutionDescriptor {
-		return ops.ConvolutionDescriptor{KernelWidth: 3, KernelHeight: 3, InputFeatureChannels: in, OutputFeatureChannels: out,
-			StrideX: 1, StrideY: 1, DilationX: 1, DilationY: 1, Groups: 1}
-	}
 	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
-	whole := convCase{d: d(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
-	partial := convCase{d: d(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
+	whole := convCase{d: conv3x3(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
+	partial := convCase{d: conv3x3(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
 	for _, path := range []string{"winograd-coopmat-emulated", "winograd-coopmat"} {
 		for _, tc := range []struct {
 			name   string
@@ -533,15 +533,7 @@ func TestConvolutionWinogradCoopDirect(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(tc.tune)
 				require.NoError(t, err)
 				var kernels []any
-				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(23)), true, func(k any) {
-					require.NoError(t, k.(interface {
-						SetTuning(ops.ConvolutionTuning) error
-					}).SetTuning(tu))
-					if !ops.ConvForcePath(k, path, 0) {
-						t.Skipf("%s has no cooperative matrices for tile 0", dev.Info().Name)
-					}
-					kernels = append(kernels, k)
-				})
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(23)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
 				winogradTook(t, kernels, tc.c, "winograd-coopmat")
 				fwd, _ := ops.ConvLastCoopDirect(kernels[0])
 				dx, dw := ops.ConvLastCoopDirect(kernels[1])
