@@ -336,8 +336,10 @@ const (
 )
 
 // convCoopShapes are the matrix shapes (M, N, K) the tiles can use,
-// preferred first (NVIDIA's tensor cores list 16x8x16 and 16x8x8 for
-// float16 with float32 accumulators, and 16x16x16).
+// preferred first but by the forward GEMMs, which prefer 16x16x16
+// (convCoopShapeFor; ConvolutionTuning.CoopShape numbers them from 1).
+// NVIDIA's driver lists 16x16x16, 16x8x16 and 16x8x8 for float16 with
+// float32 accumulators, in that order.
 var convCoopShapes = [...][3]int{{16, 8, 16}, {16, 16, 16}, {16, 8, 8}}
 
 // convCoopTileFor returns cooperative-matrix tile i (convCoopTiles) with
