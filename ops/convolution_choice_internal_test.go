@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkmps/vkmps/spirv"
 	"github.com/vkmps/vkmps/vk"
 )
 
@@ -866,5 +867,63 @@ func TestConvBiasQuads(t *testing.T) {
 		if got := convBiasQuads(c.r, c.base); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// convCoopShapeFor gives the forward GEMMs of convolutions (the real
+// builds of convolution_gemm_coopmat.comp over weight rows) 16x16x16 by
+// default and every other cooperative-matrix pipeline the device's
+// order, the tuning's shape overriding both; convCoopShaped applies a
+// shape only where the device lists it (any in the emulated build).
+func TestConvCoopShapeDefaults(t *testing.T) {
+	fwd := convPipeKey{shader: spirv.ConvolutionGemmCoopmat, coop: true, modeA: gemmAWeights}
+	for _, c := range []struct {
+		name string
+		k    convPipeKey
+		tune ConvolutionTuning
+		want int
+	}{
+		{"forward", fwd, ConvolutionTuning{}, 2},
+		{"forward, coopshape=1", fwd, ConvolutionTuning{CoopShape: 1}, 1},
+		{"forward, emulated", convPipeKey{shader: spirv.ConvolutionGemmCoopmat, coop: true, emu: true}, ConvolutionTuning{}, 0},
+		{"data gradient", convPipeKey{shader: spirv.ConvolutionGemmCoopmat, coop: true, modeA: gemmATransposed}, ConvolutionTuning{}, 0},
+		{"1x1 data gradient", convPipeKey{shader: spirv.ConvolutionGemmCoopmat, coop: true, modeA: gemmAColumns}, ConvolutionTuning{}, 0},
+		{"Winograd", convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, coop: true}, ConvolutionTuning{}, 0},
+		{"Winograd, coopshape=2", convPipeKey{shader: spirv.ConvolutionWinogradCoopmat, coop: true}, ConvolutionTuning{CoopShape: 2}, 2},
+		{"weight gradient", convPipeKey{shader: spirv.ConvolutionGemmWeights, coop: true}, ConvolutionTuning{}, 0},
+	} {
+		if got := convCoopShapeFor(c.k, c.tune); got != c.want {
+			t.Errorf("%s: shape %d, want %d", c.name, got, c.want)
+		}
+	}
+	lim := convH100
+	lim.CooperativeMatrixNV = []vk.CooperativeMatrixShape{
+		{M: 16, N: 8, K: 16, A: vk.ComponentFloat16, B: vk.ComponentFloat16, C: vk.ComponentFloat32, D: vk.ComponentFloat32},
+		{M: 16, N: 16, K: 16, A: vk.ComponentFloat16, B: vk.ComponentFloat16, C: vk.ComponentFloat32, D: vk.ComponentFloat32},
+	}
+	tile, ok := convCoopTileFor(lim, convCoopDefaultTile)
+	if !ok || tile.cn != 8 {
+		t.Fatalf("default tile %+v %v", tile, ok)
+	}
+	if s := convCoopShaped(lim, tile, 2, false); s.cm != 16 || s.cn != 16 || s.ck != 16 {
+		t.Errorf("16x16x16 listed: %+v", s)
+	}
+	if s := convCoopShaped(lim, tile, 3, false); s != tile {
+		t.Errorf("16x8x8 not listed: %+v, want the tile unchanged", s)
+	}
+	if s := convCoopShaped(lim, tile, 0, false); s != tile {
+		t.Errorf("shape 0: %+v", s)
+	}
+	lavapipe := vk.Limits{MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 1024}, MaxComputeWorkGroupInvocations: 1024,
+		MaxComputeSharedMemorySize: 32768, SubgroupSize: 8, Float16Storage: true}
+	emu, ok := convCoopEmuFor(lavapipe, 0)
+	if !ok || emu.cn != 8 || emu.ck != 8 {
+		t.Fatalf("emulated tile 0 %+v %v", emu, ok)
+	}
+	if s := convCoopShaped(lavapipe, emu, 2, true); s.cn != 16 || s.ck != 16 {
+		t.Errorf("emulated 16x16x16 (not listed by the device): %+v", s)
+	}
+	if s := convCoopShaped(lavapipe, emu, 2, false); s != emu {
+		t.Errorf("real build, 16x16x16 not listed: %+v", s)
 	}
 }
