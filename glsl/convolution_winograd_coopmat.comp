@@ -51,6 +51,11 @@ layout(constant_id = 20) const bool X_HALF = false; // MODE 0: X stored as halve
 // from the registers to X (gemm_coopmat.glsl's gemmEpilogueDirect)
 // instead of through shared memory.
 layout(constant_id = 29) const bool STORE_DIRECT = false;
+// STAGE_TILE (ops' winogradCoopStage): X_HALF, and X's rows and the
+// part's first value on 16 bytes: the tile is staged as halves in shared
+// memory and stored 16 bytes an invocation (gemm_coopmat.glsl's
+// gemmEpilogueTile).
+layout(constant_id = 30) const bool STAGE_TILE = false;
 const bool A_KFAST = MODE == 1;
 const bool B_KFAST = MODE == 1;
 
@@ -64,6 +69,7 @@ const bool B_KFAST = MODE == 1;
 #define GEMM_STORE_QUADS // gemmStoreC4, below
 #define GEMM_QUADS true
 #define GEMM_DIRECT // gemmDirectStore, below
+#define GEMM_STAGE_TILE // gemmStoreTile, below
 #include "gemm_coopmat.glsl"
 
 uint tileM0, tileN0, uRow, vRow, xRow; // uRow, vRow in halves, xRow in floats (halves with X_HALF)
@@ -138,6 +144,15 @@ void gemmStoreC(uint m, uint n, float v) {
 	else scr[xRow + m * gN + n] = v;
 }
 
+layout(std430, binding = 0) buffer ScrU4 { uvec4 scru4[]; };
+
+// gemmStoreTile stores halves n..n+7 of row m of the tile (STAGE_TILE:
+// X_HALF, gN and xRow multiples of 8, so a quad is wholly in or out).
+void gemmStoreTile(uint m, uint n, uvec4 v) {
+	uint mm = m + tileM0, nn = n + tileN0;
+	if (mm < gM && nn < gN) scru4[(xRow + mm * gN + nn) / 8u] = v;
+}
+
 // gemmDirectStore stores accumulator q (rows m.., columns n.. of the
 // tile) as X's or P's rows (STORE_DIRECT).
 void gemmDirectStore(uint q, uint m, uint n) {
@@ -170,6 +185,7 @@ void main() {
 	}
 	vRow = SCR_PER_SLOT * pc.vBase + xi * pc.C * pc.T;
 	gemmRun(kLim > kOff ? (kLim - kOff + BK - 1u) / BK : 1u);
-	if (STORE_DIRECT) gemmEpilogueDirect();
+	if (STAGE_TILE) gemmEpilogueTile(1.0 / WINO_X_SCALE);
+	else if (STORE_DIRECT) gemmEpilogueDirect();
 	else gemmEpilogue();
 }

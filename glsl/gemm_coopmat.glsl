@@ -107,6 +107,15 @@ shared HALF gemmB[2 * SLICE_B];
 #endif
 shared float gemmC[WM * WN * CM * CN]; // the epilogue's: CM x CN per subgroup
 
+// GEMM_STAGE_TILE (gemmEpilogueTile): the includer declares STAGE_TILE,
+// a specialization constant, and defines gemmStoreTile; the tile's
+// halves are staged in gemmTile (rows of STH halves) where STAGE_TILE,
+// else gemmTile is one quad.
+#ifdef GEMM_STAGE_TILE
+const uint STH = BN + 8u; // halves per staged row: 16-byte multiples, 16 bytes of padding
+shared uvec4 gemmTile[STAGE_TILE ? BM * STH / 8u : 1u];
+#endif
+
 // packQuad is a quad of values as the uvec2 of its halves (COOP_PACKED),
 // each rounded as TO_HALF rounds it.
 #ifdef VKMPS_COOP_EMULATE
@@ -157,6 +166,24 @@ void coopStore(uint q, uint off, uint stride) {
 		gemmC[off + (i / CN) * stride + i % CN] = acc[q * CE + e];
 	}
 }
+#ifdef GEMM_STAGE_TILE
+// coopStoreTile: accumulator q times scale, as halves, to gemmTile from
+// half off, rows stride halves apart (off, stride and CN multiples of
+// 2): through the subgroup's gemmC slice, so that each lane packs two
+// neighbouring halves into one word (the real build's coopMatStoreNV
+// writes the halves themselves).
+void coopStoreTile(uint q, uint off, uint stride, float scale) {
+	uint base = coopSubgroup() * CM * CN;
+	coopStore(q, base, CN);
+	barrier();
+	for (uint p = coopLane(); p < CM * CN / 2u; p += SUBGROUP) {
+		uint r = 2u * p / CN, c = 2u * p % CN, at = off + r * stride + c;
+		gemmTile[at / 8u][at % 8u / 2u] = packHalf2x16(vec2(gemmC[base + 2u * p], gemmC[base + 2u * p + 1u]) * scale);
+	}
+	barrier();
+}
+#define COOP_STORE_TILE(q, off, stride, scale) coopStoreTile(q, off, stride, scale)
+#endif
 #define COOP_LOAD_A(m, off, stride, colMajor) m = CoopView(off, stride, colMajor)
 #define COOP_LOAD_B(m, off, stride, colMajor) m = CoopView(off, stride, colMajor)
 #define COOP_MULADD(q, a, b) coopMulAdd(q, a, b)
@@ -199,6 +226,11 @@ uint coopLane() { return gl_SubgroupInvocationID; }
 #define COOP_STORE_F32(q, buf, off, stride) coopMatStoreNV(acc[q], buf, off, stride, false)
 #define COOP_STORE_F16(q, buf, off, stride, scale) \
 	coopMatStoreNV(fcoopmatNV<16, gl_ScopeSubgroup, CM, CN>(acc[q] * float(scale)), buf, off, stride, false)
+// COOP_STORE_TILE: accumulator q times scale, as halves, to gemmTile from
+// half off, rows stride halves apart (off, stride and CN multiples of 8:
+// whole quads of the uvec4 array).
+#define COOP_STORE_TILE(q, off, stride, scale) \
+	coopMatStoreNV(fcoopmatNV<16, gl_ScopeSubgroup, CM, CN>(acc[q] * float(scale)), gemmTile, (off) / 8u, (stride) / 8u, false)
 #endif
 
 void gemmStage(uint buf) {
@@ -362,6 +394,32 @@ void gemmEpilogueDirect() {
 	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
 	[[unroll]] for (uint i = 0; i < FM; i++) {
 		[[unroll]] for (uint j = 0; j < FN; j++) gemmDirectStore(i * FN + j, m0 + i * CM, n0 + j * CN);
+	}
+}
+#endif
+
+// gemmEpilogueTile (GEMM_STAGE_TILE, where STAGE_TILE) stages the whole
+// tile in shared memory as halves (each accumulator times scale, rounded
+// by the conversion of its matrix to float16) and then passes it to the
+// includer's gemmStoreTile(m, n, v) eight halves at a time (row m of the
+// tile, columns n..n+7, n a multiple of 8; rows and columns past the
+// matrix included), consecutive invocations along a row: one 16-byte
+// store each where the destination's rows allow it, whole 128-byte lines
+// per 8 invocations, where gemmEpilogue stores 8 bytes per invocation
+// spread over the rows of a 16 x 8 matrix. Shared memory: BM x (BN + 8)
+// halves more (ops counts them before choosing it).
+#ifdef GEMM_STAGE_TILE
+void gemmStoreTile(uint m, uint n, uvec4 v);
+void gemmEpilogueTile(float scale) {
+	uint sg = coopSubgroup();
+	uint m0 = (sg / WN) * (BM / WM), n0 = (sg % WN) * (BN / WN);
+	[[unroll]] for (uint i = 0; i < FM; i++) {
+		[[unroll]] for (uint j = 0; j < FN; j++) COOP_STORE_TILE(i * FN + j, (m0 + i * CM) * STH + n0 + j * CN, STH, scale);
+	}
+	barrier();
+	for (uint c = gl_LocalInvocationID.x; c < BM * BN / 8u; c += GEMM_T) {
+		uint m = c / (BN / 8u), n = c % (BN / 8u) * 8u;
+		gemmStoreTile(m, n, gemmTile[(m * STH + n) / 8u]);
 	}
 }
 #endif

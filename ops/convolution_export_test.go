@@ -182,6 +182,13 @@ func ConvLastCoopDirect(k any) (products, weights bool) {
 	return e.lastCoopDirect, e.lastWeightsCoopDirect
 }
 
+// ConvLastCoopStage reports whether the last Winograd convolution's or
+// data gradient's products a family kernel encoded staged their tiles
+// (winogradCoopStage).
+func ConvLastCoopStage(k any) bool {
+	return k.(interface{ engine() *convEngine }).engine().lastCoopStage
+}
+
 // ConvLastGemmCoopDirect reports whether the last image GEMM on
 // cooperative matrices a family kernel encoded stored straight from the
 // registers (convCoopDirect).

@@ -208,6 +208,13 @@ type ConvolutionTuning struct {
 	// the ResNet-18 float16 training step took 6.30 ms against 5.95
 	// (bench/results/h100-2026-12-07-s25, run 1).
 	CoopDirect bool
+	// CoopStage (coopstage=1) and NoCoopStage (coopstage=0): the Winograd
+	// products on cooperative matrices that store X as halves stage their
+	// whole tile in shared memory and store it 16 bytes an invocation,
+	// along X's rows (see winogradCoopStage), or store each 16 x 8 matrix
+	// through a slice of shared memory, 8 bytes an invocation spread over
+	// its rows. The same halves.
+	CoopStage, NoCoopStage bool
 	// CoopShape (coopshape=N, 1..3): the GEMMs on cooperative matrices
 	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, M x N
 	// x K) where the device lists it and the tile can use it. By default
@@ -393,6 +400,12 @@ func (t ConvolutionTuning) String() string {
 	if t.CoopDirect {
 		parts = append(parts, "coopdirect=1")
 	}
+	if t.CoopStage {
+		parts = append(parts, "coopstage=1")
+	}
+	if t.NoCoopStage {
+		parts = append(parts, "coopstage=0")
+	}
 	if t.CoopShape != 0 {
 		parts = append(parts, "coopshape="+strconv.Itoa(t.CoopShape))
 	}
@@ -413,8 +426,8 @@ func (t ConvolutionTuning) String() string {
 // winopart,
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
-// on, the default; 0: off), dwexact and coopdirect (1: on), tapsplit, col2im, im2col and winoxhalf (1:
-// always, 0: never), dwstrip and dwrows (1..8), coopshape (1..3) (see
+// on, the default; 0: off), dwexact and coopdirect (1: on), tapsplit, col2im, im2col, winoxhalf and
+// coopstage (1: always, 0: never), dwstrip and dwrows (1..8), coopshape (1..3) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -522,6 +535,10 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.CoopDirect = n == 1
 			}
+		case k == "coopstage":
+			if err = flag(); err == nil {
+				t.CoopStage, t.NoCoopStage = n == 1, n == 0
+			}
 		case k == "coopshape":
 			if n < 1 || n > len(convCoopShapes) {
 				return ConvolutionTuning{}, fmt.Errorf("%w: coopshape=%d: want 1..%d", ErrTuning, n, len(convCoopShapes))
@@ -549,7 +566,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.WinogradPart = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, coopshape, winopart)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, coopstage, coopshape, winopart)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

@@ -288,6 +288,30 @@ func winogradCoopDirect(t ConvolutionTuning, bm, bn, rows, cols, base int) bool 
 	return t.CoopDirect && rows%bm == 0 && cols%bn == 0 && cols%8 == 0 && base%4 == 0
 }
 
+// winogradCoopStage reports whether the Winograd products of a
+// convolution or data gradient on cooperative-matrix tile ctile (its
+// emulated build when emu) that store X as halves stage each tile whole
+// in shared memory (convolution_winograd_coopmat.comp's STAGE_TILE,
+// gemm_coopmat.glsl's gemmEpilogueTile) and store it 16 bytes an
+// invocation along X's rows: where the tuning asks for it (coopstage=1;
+// off by default until measured, see ConvolutionTuning.CoopStage), X's
+// rows of cols halves and its first value (float base of the scratch)
+// lie on 16 bytes, and the device's shared memory holds the tile's BM x
+// (BN + 8) halves beside its slices (convCoopStageBytes; the emulated
+// build halves its float slices until they fit). The same halves either
+// way.
+func winogradCoopStage(lim vk.Limits, t ConvolutionTuning, ctile int, emu bool, cols, base int) bool {
+	if !t.CoopStage || t.NoCoopStage || cols%8 != 0 || base%4 != 0 {
+		return false
+	}
+	if emu {
+		_, ok := convCoopEmuFit(lim, ctile, true)
+		return ok
+	}
+	c, ok := convCoopTileFor(lim, ctile)
+	return ok && c.cn%8 == 0 && c.shared(2)+convCoopStageBytes(c) <= int(lim.MaxComputeSharedMemorySize)
+}
+
 // winogradXHalf reports whether the Winograd products on cooperative
 // matrices of m output channels over a part of tiles tiles store X as
 // halves for the output transform (the products' X_HALF; WinogradXHalf
@@ -415,8 +439,9 @@ func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p co
 				// rows are M halves from a multiple of 4).
 				k.vecA = p.coop && j.m%4 == 0 && p.uOff%2 == 0
 			}
-			k.storeDirect = p.coop && winogradCoopDirect(e.tune, bm, bn, j.m, tiles, p.xOff)
-			e.lastCoopDirect = k.storeDirect
+			k.stageTile = p.coop && xhalf && winogradCoopStage(lim, e.tune, p.ctile, p.emu, tiles, p.xOff)
+			k.storeDirect = p.coop && !k.stageTile && winogradCoopDirect(e.tune, bm, bn, j.m, tiles, p.xOff)
+			e.lastCoopDirect, e.lastCoopStage = k.storeDirect, k.stageTile
 			gemm := pls[2]
 			if k != gk {
 				if gemm, err = e.pipeline(k); err != nil {

@@ -547,6 +547,48 @@ func TestConvolutionWinogradCoopDirect(t *testing.T) {
 	}
 }
 
+// The Winograd products that store X as halves stage each tile whole in
+// shared memory under coopstage=1 (gemm_coopmat.glsl's gemmEpilogueTile)
+// and match the reference: tiles that cover X (64 channels, 8 x 8 tiles
+// of 4 x 4) and tiles partly past its rows and columns (60 channels, 7 x
+// 8 tiles), forward and data gradient; X as float32 (winoxhalf=0) and
+// X's rows not on 16 bytes (7 x 7 tiles, 49 a row) keep the slices'
+// epilogue. On the emulated builds on every device (their slices halved
+// to fit beside the tile on lavapipe's 32 KiB), on the real ones where
+// the device has cooperative matrices.
+func TestConvolutionWinogradCoopStage(t *testing.T) {
+	heavy(t)
+	dev := vktest.Open(t)
+	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
+	whole := convCase{d: conv3x3(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
+	partial := convCase{d: conv3x3(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
+	odd := convCase{d: conv3x3(16, 24), n: 1, h: 28, w: 28, pads: pad1, slack: winogradCoopSlack}
+	for _, path := range []string{"winograd-coopmat-emulated", "winograd-coopmat"} {
+		for _, tc := range []struct {
+			name   string
+			c      convCase
+			tune   string
+			staged bool
+		}{
+			{"whole", whole, "winoxhalf=1,coopstage=1", true},
+			{"partial", partial, "winoxhalf=1,coopstage=1", true},
+			{"whole", whole, "winoxhalf=0,coopstage=1", false},
+			{"whole", whole, "winoxhalf=1,coopstage=0", false},
+			{"odd", odd, "winoxhalf=1,coopstage=1", false},
+		} {
+			t.Run(fmt.Sprintf("%s/%s/%s", path, tc.name, tc.tune), func(t *testing.T) {
+				tu, err := ops.ParseConvolutionTuning(tc.tune)
+				require.NoError(t, err)
+				var kernels []any
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(29)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
+				winogradTook(t, kernels, tc.c, "winograd-coopmat")
+				assert.Equal(t, tc.staged, ops.ConvLastCoopStage(kernels[0]), "forward products staged")
+				assert.Equal(t, tc.staged, ops.ConvLastCoopStage(kernels[1]), "data gradient products staged")
+			})
+		}
+	}
+}
+
 // The Winograd products of halves round more than the direct sums: on
 // random float16 images (16 and 64 input channels), forward, relative
 // RMS error against the float64 reference of at most 6e-3 (a float64

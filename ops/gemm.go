@@ -426,17 +426,33 @@ var convCoopEmuShape = [3]int{16, 8, 8}
 // to 4 deep, the matrices as deep as the slice below 8 (the 128 x 128
 // tiles: an emulation needs no 16-byte rows).
 func convCoopEmuFor(lim vk.Limits, i int) (convCoopConfig, bool) {
+	return convCoopEmuFit(lim, i, false)
+}
+
+// convCoopEmuFit is convCoopEmuFor, its slices halved until they fit
+// beside the staged tile of gemmEpilogueTile too where staged
+// (convCoopStageBytes).
+func convCoopEmuFit(lim vk.Limits, i int, staged bool) (convCoopConfig, bool) {
 	if i < 0 || i >= len(convCoopTiles) {
 		return convCoopConfig{}, false
 	}
 	c := convCoopTiles[i]
 	c.cm, c.cn, c.ck = convCoopEmuShape[0], convCoopEmuShape[1], convCoopEmuShape[2]
-	for !c.fits(lim, 4) && c.bk > 4 {
+	extra := 0
+	if staged {
+		extra = convCoopStageBytes(c)
+	}
+	fits := func() bool { return c.fits(lim, 4) && uint32(c.shared(4)+extra) <= lim.MaxComputeSharedMemorySize }
+	for !fits() && c.bk > 4 {
 		c.bk /= 2
 		c.ck = min(c.ck, c.bk)
 	}
-	return c, c.valid() && c.fits(lim, 4)
+	return c, c.valid() && fits()
 }
+
+// convCoopStageBytes is the shared memory gemm_coopmat.glsl's
+// gemmEpilogueTile adds to tile c: BM rows of BN + 8 halves.
+func convCoopStageBytes(c convCoopConfig) int { return c.bm * (c.bn + 8) * 2 }
 
 // tileDims returns the BM x BN x BK tile of a tiled or cooperative-matrix
 // choice on a device of limits lim; false for the other paths.
@@ -950,6 +966,7 @@ type convPipeKey struct {
 	xhalf        bool  // the Winograd products' X_HALF (X stored as halves)
 	quads        bool  // convolution_gemm_coopmat.comp's QUADS (convCoopQuads)
 	storeDirect  bool  // the cooperative-matrix shaders' STORE_DIRECT (winogradCoopDirect)
+	stageTile    bool  // the Winograd products' STAGE_TILE (winogradCoopStage)
 	cshape       int8  // the cooperative-matrix shape asked for (ConvolutionTuning.CoopShape; 0: the device's order)
 	vw           int8  // convolution_depthwise.comp's VW (0: 1)
 	phase        int8  // and its PHASE
@@ -985,6 +1002,9 @@ type convEngine struct {
 	// weight gradient's, stored straight from the registers
 	// (winogradCoopDirect; tests).
 	lastCoopDirect, lastWeightsCoopDirect bool
+	// lastCoopStage: whether the last Winograd convolution's or data
+	// gradient's products staged their tiles (winogradCoopStage; tests).
+	lastCoopStage bool
 	// lastGemmCoopDirect: whether the last image GEMM on cooperative
 	// matrices (not Winograd's) stored straight from the registers
 	// (convCoopDirect; tests).
@@ -1133,7 +1153,11 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"WORDS": convBool(k.words), "CHANNELS_FAST": convBool(k.cf),
 	}
 	if k.coop {
-		c := convCoopShaped(e.dev.Limits(), convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits()), int(k.cshape), k.emu)
+		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
+		if k.emu && k.stageTile {
+			c, _ = convCoopEmuFit(e.dev.Limits(), int(k.ctile), true)
+		}
+		c = convCoopShaped(e.dev.Limits(), c, int(k.cshape), k.emu)
 		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
 		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
 		if e.coopShapes == nil {
@@ -1141,6 +1165,7 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		}
 		e.coopShapes[[3]int{c.cm, c.cn, c.ck}] = true
 		spec["STORE_DIRECT"] = convBool(k.storeDirect)
+		spec["STAGE_TILE"] = convBool(k.stageTile)
 	} else if k.tile >= 0 {
 		c := gemmTiles[k.tile].cfg
 		spec["BM"], spec["BN"], spec["BK"], spec["TM"], spec["TN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.tm), uint32(c.tn)
