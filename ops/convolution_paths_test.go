@@ -148,7 +148,7 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 	fc := fcCase{n: 9, c: 37, h: 3, w: 2, o: 70, flat: true, bias: true}
 	// The cases of each tile past 0: 0 dense, 1 grouped, 2 dilated,
 	// 3 pointwise, 4 transpose, 5 fully connected.
-	more := [][]int{1: {0, 5}, 2: {3, 1}, 3: {0, 5}, 4: {3, 4}, 5: {2}, 6: {0}, 7: {5}, 8: {1}, 9: {3}, 10: {0}}
+	more := [][]int{1: {0, 5}, 2: {3, 1}, 3: {0, 5}, 4: {3, 4}, 5: {2}, 6: {0}, 7: {5}, 8: {1}, 9: {3}, 10: {0}, 11: {3}, 12: {2}}
 	require.Len(t, more, ops.ConvolutionCoopTileCount(), "cases per cooperative-matrix tile")
 	run := func(t *testing.T, path string, tile int, cases []int) {
 		force := func(k any) { require.True(t, ops.ConvForcePath(k, path, tile)) }

@@ -253,6 +253,11 @@ var convCoopTiles = [...]convCoopConfig{
 	{bm: 128, bn: 64, bk: 16, wm: 2, wn: 2, subgroup: 32},
 	{bm: 64, bn: 128, bk: 16, wm: 2, wn: 2, subgroup: 32},
 	{bm: 64, bn: 128, bk: 16, wm: 1, wn: 4, subgroup: 32},
+	// More subgroups a tile, fewer accumulators each (2 x 4 of 16 x 8
+	// matrices a subgroup): fewer registers an invocation, more warps a
+	// multiprocessor holds.
+	{bm: 128, bn: 128, bk: 16, wm: 4, wn: 4, subgroup: 32},
+	{bm: 64, bn: 128, bk: 16, wm: 2, wn: 4, subgroup: 32},
 }
 
 // convCoopDefaultTile is the tile gemmChoose picks by default
