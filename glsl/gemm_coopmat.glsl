@@ -407,7 +407,8 @@ void gemmEpilogueDirect() {
 // store each where the destination's rows allow it, whole 128-byte lines
 // per 8 invocations, where gemmEpilogue stores 8 bytes per invocation
 // spread over the rows of a 16 x 8 matrix. Shared memory: BM x (BN + 8)
-// halves more (ops counts them before choosing it).
+// halves more (ops counts them before choosing it). Slower on an H100
+// (ops' ConvolutionTuning.CoopStage): a tuning, not a default.
 #ifdef GEMM_STAGE_TILE
 void gemmStoreTile(uint m, uint n, uvec4 v);
 void gemmEpilogueTile(float scale) {

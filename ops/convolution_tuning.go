@@ -213,7 +213,10 @@ type ConvolutionTuning struct {
 	// whole tile in shared memory and store it 16 bytes an invocation,
 	// along X's rows (see winogradCoopStage), or store each 16 x 8 matrix
 	// through a slice of shared memory, 8 bytes an invocation spread over
-	// its rows. The same halves.
+	// its rows. The same halves. Slower on an H100: the float16 3x3
+	// 64@56 forward's products took 89 µs against 59 (the staged tile's
+	// 17 KiB of shared memory leave fewer workgroups a multiprocessor),
+	// VGG's 206 both (bench/results/h100-2026-12-07-s26, run 1).
 	CoopStage, NoCoopStage bool
 	// CoopShape (coopshape=N, 1..3): the GEMMs on cooperative matrices
 	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, M x N

@@ -294,7 +294,7 @@ func winogradCoopDirect(t ConvolutionTuning, bm, bn, rows, cols, base int) bool 
 // in shared memory (convolution_winograd_coopmat.comp's STAGE_TILE,
 // gemm_coopmat.glsl's gemmEpilogueTile) and store it 16 bytes an
 // invocation along X's rows: where the tuning asks for it (coopstage=1;
-// off by default until measured, see ConvolutionTuning.CoopStage), X's
+// off by default, slower on an H100, see ConvolutionTuning.CoopStage), X's
 // rows of cols halves and its first value (float base of the scratch)
 // lie on 16 bytes, and the device's shared memory holds the tile's BM x
 // (BN + 8) halves beside its slices (convCoopStageBytes; the emulated
