@@ -503,90 +503,92 @@ func TestConvolutionWinogradCoopParts(t *testing.T) {
 	}
 }
 
-// Under coopdirect=1 the Winograd products on cooperative matrices store
-// each accumulator straight from the registers where their tiles cover X
-// (and the weight gradient's P) exactly: 64 channels each way over 8 x 8
-// tiles of 4 x 4 on the 64 x 64 tile, X as float32 and as halves; by
-// default, and where the tiles do not cover the results (60 output
-// channels, 7 x 8 tiles), through shared memory; against the reference every way, on
-// the emulated build everywhere and the real one where the device has
-// cooperative matrices.
-func TestConvolutionWinogradCoopDirect(t *testing.T) {
-	heavy(t)
-	dev := vktest.Open(t)
+// winogradEpilogueCase is a case of the Winograd products' epilogue
+// tests: c run under tuning tune; want is what the test expects of the
+// kernels' epilogue.
+type winogradEpilogueCase struct {
+	name string
+	c    convCase
+	tune string
+	want bool
+}
+
+// winogradEpilogueCases returns the cases whose Winograd products on the
+// 64 x 64 cooperative-matrix tile cover X (64 channels each way over 8 x
+// 8 tiles of 4 x 4) and cover it partly (60 output channels, 7 x 8
+// tiles).
+func winogradEpilogueCases() (whole, partial convCase) {
 	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
-	whole := convCase{d: conv3x3(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
-	partial := convCase{d: conv3x3(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
+	return convCase{d: conv3x3(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack},
+		convCase{d: conv3x3(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
+}
+
+// winogradEpilogueRun runs every case against the reference on the
+// emulated build of the products and on the real one where the device
+// has cooperative matrices, each on Winograd's cooperative-matrix path
+// (tile 0) under its tuning, and then check on the forward and gradient
+// kernels.
+func winogradEpilogueRun(t *testing.T, cases []winogradEpilogueCase, seed int64, check func(t *testing.T, tc winogradEpilogueCase, fwd, grad any)) {
+	dev := vktest.Open(t)
 	for _, path := range []string{"winograd-coopmat-emulated", "winograd-coopmat"} {
-		for _, tc := range []struct {
-			name   string
-			c      convCase
-			tune   string
-			direct bool
-		}{
-			{"whole", whole, "winoxhalf=0,coopdirect=1", true},
-			{"whole", whole, "winoxhalf=1,coopdirect=1", true},
-			{"whole", whole, "winoxhalf=1", false},
-			{"partial", partial, "winoxhalf=1,coopdirect=1", false},
-		} {
+		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/%s/%s", path, tc.name, tc.tune), func(t *testing.T) {
 				tu, err := ops.ParseConvolutionTuning(tc.tune)
 				require.NoError(t, err)
 				var kernels []any
-				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(23)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
+				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(seed)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
 				winogradTook(t, kernels, tc.c, "winograd-coopmat")
-				fwd, _ := ops.ConvLastCoopDirect(kernels[0])
-				dx, dw := ops.ConvLastCoopDirect(kernels[1])
-				assert.Equal(t, tc.direct, fwd, "forward products stored directly")
-				assert.Equal(t, tc.direct, dx, "data gradient products stored directly")
-				// The weight gradient's P is 64 x 64 in both cases but
-				// the partial one's 60 output channels.
-				assert.Equal(t, tc.direct, dw, "weight gradient products stored directly")
+				check(t, tc, kernels[0], kernels[1])
 			})
 		}
 	}
 }
 
+// Under coopdirect=1 the Winograd products on cooperative matrices store
+// each accumulator straight from the registers where their tiles cover X
+// (and the weight gradient's P) exactly, X as float32 and as halves; by
+// default, and where the tiles do not cover the results, through shared
+// memory (winogradEpilogueRun's paths and cases).
+func TestConvolutionWinogradCoopDirect(t *testing.T) {
+	heavy(t)
+	whole, partial := winogradEpilogueCases()
+	winogradEpilogueRun(t, []winogradEpilogueCase{
+		{"whole", whole, "winoxhalf=0,coopdirect=1", true},
+		{"whole", whole, "winoxhalf=1,coopdirect=1", true},
+		{"whole", whole, "winoxhalf=1", false},
+		{"partial", partial, "winoxhalf=1,coopdirect=1", false},
+	}, 23, func(t *testing.T, tc winogradEpilogueCase, fwd, grad any) {
+		f, _ := ops.ConvLastCoopDirect(fwd)
+		dx, dw := ops.ConvLastCoopDirect(grad)
+		assert.Equal(t, tc.want, f, "forward products stored directly")
+		assert.Equal(t, tc.want, dx, "data gradient products stored directly")
+		// The weight gradient's P is 64 x 64 in both cases but the
+		// partial one's 60 output channels.
+		assert.Equal(t, tc.want, dw, "weight gradient products stored directly")
+	})
+}
+
 // The Winograd products that store X as halves stage each tile whole in
 // shared memory under coopstage=1 (gemm_coopmat.glsl's gemmEpilogueTile)
-// and match the reference: tiles that cover X (64 channels, 8 x 8 tiles
-// of 4 x 4) and tiles partly past its rows and columns (60 channels, 7 x
-// 8 tiles), forward and data gradient; X as float32 (winoxhalf=0) and
-// X's rows not on 16 bytes (7 x 7 tiles, 49 a row) keep the slices'
-// epilogue. On the emulated builds on every device (their slices halved
-// to fit beside the tile on lavapipe's 32 KiB), on the real ones where
-// the device has cooperative matrices.
+// and match the reference, tiles covering X and partly past its rows and
+// columns, forward and data gradient; X as float32 (winoxhalf=0) and X's
+// rows not on 16 bytes (7 x 7 tiles, 49 a row) keep the slices'
+// epilogue (winogradEpilogueRun's paths; the emulated builds' slices
+// halved to fit beside the tile on lavapipe's 32 KiB).
 func TestConvolutionWinogradCoopStage(t *testing.T) {
 	heavy(t)
-	dev := vktest.Open(t)
-	pad1 := padding.Pads{Top: 1, Left: 1, Bottom: 1, Right: 1}
-	whole := convCase{d: conv3x3(64, 64), n: 1, h: 32, w: 32, pads: pad1, bias: true, slack: winogradCoopSlack}
-	partial := convCase{d: conv3x3(64, 60), n: 1, h: 28, w: 32, pads: pad1, slack: winogradCoopSlack}
-	odd := convCase{d: conv3x3(16, 24), n: 1, h: 28, w: 28, pads: pad1, slack: winogradCoopSlack}
-	for _, path := range []string{"winograd-coopmat-emulated", "winograd-coopmat"} {
-		for _, tc := range []struct {
-			name   string
-			c      convCase
-			tune   string
-			staged bool
-		}{
-			{"whole", whole, "winoxhalf=1,coopstage=1", true},
-			{"partial", partial, "winoxhalf=1,coopstage=1", true},
-			{"whole", whole, "winoxhalf=0,coopstage=1", false},
-			{"whole", whole, "winoxhalf=1,coopstage=0", false},
-			{"odd", odd, "winoxhalf=1,coopstage=1", false},
-		} {
-			t.Run(fmt.Sprintf("%s/%s/%s", path, tc.name, tc.tune), func(t *testing.T) {
-				tu, err := ops.ParseConvolutionTuning(tc.tune)
-				require.NoError(t, err)
-				var kernels []any
-				convRunCase(t, dev, tc.c, rand.New(rand.NewSource(29)), true, tunedOnPath(t, dev, tu, path, 0, &kernels))
-				winogradTook(t, kernels, tc.c, "winograd-coopmat")
-				assert.Equal(t, tc.staged, ops.ConvLastCoopStage(kernels[0]), "forward products staged")
-				assert.Equal(t, tc.staged, ops.ConvLastCoopStage(kernels[1]), "data gradient products staged")
-			})
-		}
-	}
+	whole, partial := winogradEpilogueCases()
+	odd := convCase{d: conv3x3(16, 24), n: 1, h: 28, w: 28, pads: whole.pads, slack: winogradCoopSlack}
+	winogradEpilogueRun(t, []winogradEpilogueCase{
+		{"whole", whole, "winoxhalf=1,coopstage=1", true},
+		{"partial", partial, "winoxhalf=1,coopstage=1", true},
+		{"whole", whole, "winoxhalf=0,coopstage=1", false},
+		{"whole", whole, "winoxhalf=1,coopstage=0", false},
+		{"odd", odd, "winoxhalf=1,coopstage=1", false},
+	}, 29, func(t *testing.T, tc winogradEpilogueCase, fwd, grad any) {
+		assert.Equal(t, tc.want, ops.ConvLastCoopStage(fwd), "forward products staged")
+		assert.Equal(t, tc.want, ops.ConvLastCoopStage(grad), "data gradient products staged")
+	})
 }
 
 // The Winograd products of halves round more than the direct sums: on
