@@ -214,9 +214,11 @@ type ConvolutionTuning struct {
 	// along X's rows (see winogradCoopStage), or store each 16 x 8 matrix
 	// through a slice of shared memory, 8 bytes an invocation spread over
 	// its rows. The same halves. Slower on an H100: the float16 3x3
-	// 64@56 forward's products took 89 µs against 59 (the staged tile's
-	// 17 KiB of shared memory leave fewer workgroups a multiprocessor),
-	// VGG's 206 both (bench/results/h100-2026-12-07-s26, run 1).
+	// 64@56 forward's products took 89 µs against 59, VGG's 206 both,
+	// the ResNet-18 float16 step 6.14 ms against 5.89
+	// (bench/results/h100-2026-12-07-s26, run 1; why was not found out:
+	// the products' registers, not the staged tile's 17 KiB of shared
+	// memory, bound the workgroups a multiprocessor holds).
 	CoopStage, NoCoopStage bool
 	// CoopShape (coopshape=N, 1..3): the GEMMs on cooperative matrices
 	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, M x N
