@@ -305,6 +305,8 @@ func (t ConvolutionTuning) Validate() error {
 		return fmt.Errorf("%w: im2col both forced and refused", ErrTuning)
 	case t.WinogradXHalf && t.NoWinogradXHalf:
 		return fmt.Errorf("%w: Winograd's X as halves both forced and refused", ErrTuning)
+	case t.CoopStage && t.NoCoopStage:
+		return fmt.Errorf("%w: staged cooperative-matrix tiles (coopstage) both forced and refused", ErrTuning)
 	case t.TapSplit && t.NoTapSplit:
 		return fmt.Errorf("%w: the phases' split by tap both forced and refused", ErrTuning)
 	case t.Winograd && t.NoWinograd:
@@ -333,93 +335,42 @@ func (t ConvolutionTuning) String() string {
 			parts = append(parts, "coopmat=1")
 		}
 	}
-	if t.Splits != 0 {
-		parts = append(parts, "splits="+strconv.Itoa(t.Splits))
+	// flag adds text where on; num adds key=n where n is set.
+	flag := func(on bool, text string) {
+		if on {
+			parts = append(parts, text)
+		}
 	}
-	if t.ComputeUnits != 0 {
-		parts = append(parts, "units="+strconv.Itoa(t.ComputeUnits))
-	}
-	if t.NoCoopMat {
-		parts = append(parts, "coopmat=0")
-	}
-	if t.NoSmallChannels {
-		parts = append(parts, "small=0")
-	}
-	if t.Winograd {
-		parts = append(parts, "winograd=1")
-	}
-	if t.NoWinograd {
-		parts = append(parts, "winograd=0")
-	}
-	if t.WinogradCoopMat {
-		parts = append(parts, "winocoop=1")
-	}
-	if t.NoWinogradCoopMat {
-		parts = append(parts, "winocoop=0")
-	}
-	if t.NoCoopPacked {
-		parts = append(parts, "packed=0")
-	}
-	if t.NoPhaseTaps {
-		parts = append(parts, "phasetaps=0")
-	}
-	if t.TapSplit {
-		parts = append(parts, "tapsplit=1")
-	}
-	if t.NoTapSplit {
-		parts = append(parts, "tapsplit=0")
-	}
-	if t.Col2im {
-		parts = append(parts, "col2im=1")
-	}
-	if t.NoCol2im {
-		parts = append(parts, "col2im=0")
-	}
-	if t.DepthwiseStrip != 0 {
-		parts = append(parts, "dwstrip="+strconv.Itoa(t.DepthwiseStrip))
-	}
-	if t.DepthwiseRows != 0 {
-		parts = append(parts, "dwrows="+strconv.Itoa(t.DepthwiseRows))
-	}
-	if t.NoDepthwiseVectors {
-		parts = append(parts, "dwvec=0")
-	}
-	if t.DepthwiseExactGroups {
-		parts = append(parts, "dwexact=1")
-	}
-	if t.Im2col {
-		parts = append(parts, "im2col=1")
-	}
-	if t.NoIm2col {
-		parts = append(parts, "im2col=0")
-	}
-	if t.WinogradXHalf {
-		parts = append(parts, "winoxhalf=1")
-	}
-	if t.NoWinogradXHalf {
-		parts = append(parts, "winoxhalf=0")
-	}
-	if t.NoWinogradQuads {
-		parts = append(parts, "winoquads=0")
-	}
-	if t.CoopDirect {
-		parts = append(parts, "coopdirect=1")
-	}
-	if t.CoopStage {
-		parts = append(parts, "coopstage=1")
-	}
-	if t.NoCoopStage {
-		parts = append(parts, "coopstage=0")
-	}
-	if t.CoopShape != 0 {
-		parts = append(parts, "coopshape="+strconv.Itoa(t.CoopShape))
-	}
-	if t.NoWinogradChannelsFast {
-		parts = append(parts, "winocf=0")
-	}
-	if t.WinogradPart != 0 {
-		parts = append(parts, "winopart="+strconv.Itoa(t.WinogradPart))
-	}
+	num := func(n int, key string) { flag(n != 0, key+"="+strconv.Itoa(n)) }
+	num(t.Splits, "splits")
+	num(t.ComputeUnits, "units")
+	flag(t.NoCoopMat, "coopmat=0")
+	flag(t.NoSmallChannels, "small=0")
+	flag(t.Winograd, "winograd=1")
+	flag(t.NoWinograd, "winograd=0")
+	flag(t.WinogradCoopMat, "winocoop=1")
+	flag(t.NoWinogradCoopMat, "winocoop=0")
+	flag(t.NoCoopPacked, "packed=0")
+	flag(t.NoPhaseTaps, "phasetaps=0")
+	flag(t.TapSplit, "tapsplit=1")
+	flag(t.NoTapSplit, "tapsplit=0")
+	flag(t.Col2im, "col2im=1")
+	flag(t.NoCol2im, "col2im=0")
+	num(t.DepthwiseStrip, "dwstrip")
+	num(t.DepthwiseRows, "dwrows")
+	flag(t.NoDepthwiseVectors, "dwvec=0")
+	flag(t.DepthwiseExactGroups, "dwexact=1")
+	flag(t.Im2col, "im2col=1")
+	flag(t.NoIm2col, "im2col=0")
+	flag(t.WinogradXHalf, "winoxhalf=1")
+	flag(t.NoWinogradXHalf, "winoxhalf=0")
+	flag(t.NoWinogradQuads, "winoquads=0")
+	flag(t.CoopDirect, "coopdirect=1")
+	flag(t.CoopStage, "coopstage=1")
+	flag(t.NoCoopStage, "coopstage=0")
+	num(t.CoopShape, "coopshape")
+	flag(t.NoWinogradChannelsFast, "winocf=0")
+	num(t.WinogradPart, "winopart")
 	return strings.Join(parts, ",")
 }
 
