@@ -20,6 +20,11 @@ func TestHasCooperativeMatrix(t *testing.T) {
 	assert.False(t, l.HasCooperativeMatrix(16, 16, 16), "float16 accumulators only")
 	assert.False(t, l.HasCooperativeMatrix(8, 16, 16))
 	assert.False(t, vk.Limits{}.HasCooperativeMatrix(16, 8, 16))
+	assert.False(t, l.HasCooperativeMatrixKHR(16, 8, 16), "the NV list only")
+	k := vk.Limits{CooperativeMatrixKHR: l.CooperativeMatrixNV}
+	assert.True(t, k.HasCooperativeMatrixKHR(16, 8, 16))
+	assert.False(t, k.HasCooperativeMatrixKHR(16, 16, 16))
+	assert.False(t, k.HasCooperativeMatrix(16, 8, 16), "the KHR list only")
 	assert.Equal(t, "16x8x16 float16*float16+float32=float32", l.CooperativeMatrixNV[0].String())
 	assert.Equal(t, "ComponentType(99)", vk.ComponentType(99).String())
 }
@@ -30,11 +35,11 @@ func TestHasCooperativeMatrix(t *testing.T) {
 func TestCooperativeMatrixLimits(t *testing.T) {
 	dev := vktest.Open(t)
 	l := dev.Limits()
-	t.Logf("%s: compute units %d, cooperative matrices %v", dev.Info().Name, l.ComputeUnits, l.CooperativeMatrixNV)
-	for _, s := range l.CooperativeMatrixNV {
+	t.Logf("%s: compute units %d, cooperative matrices NV %v, KHR %v", dev.Info().Name, l.ComputeUnits, l.CooperativeMatrixNV, l.CooperativeMatrixKHR)
+	for _, s := range append(append([]vk.CooperativeMatrixShape{}, l.CooperativeMatrixNV...), l.CooperativeMatrixKHR...) {
 		assert.True(t, s.M > 0 && s.N > 0 && s.K > 0, "%v", s)
 	}
-	if len(l.CooperativeMatrixNV) > 0 {
+	if len(l.CooperativeMatrixNV) > 0 || len(l.CooperativeMatrixKHR) > 0 {
 		assert.True(t, l.Float16Storage)
 	}
 }

@@ -159,6 +159,7 @@ func Open(opts Options) (*Device, error) {
 	if opts.NoFloat16Storage {
 		info.Limits.Float16Storage = false
 		info.Limits.CooperativeMatrixNV = nil // its float16 shaders need the storage
+		info.Limits.CooperativeMatrixKHR = nil
 		info.Limits.Float16Arithmetic = false
 	}
 	d := &Device{
@@ -198,10 +199,19 @@ func (d *Device) init(opts Options) error {
 		features |= C.VKMPS_FEATURE_PIPELINE_STATS
 		exts = append(exts, "VK_KHR_pipeline_executable_properties")
 	}
-	if len(d.info.Limits.CooperativeMatrixNV) > 0 {
+	nv, khr := len(d.info.Limits.CooperativeMatrixNV) > 0, len(d.info.Limits.CooperativeMatrixKHR) > 0
+	if nv || khr {
 		// describe found every extension and feature listed.
-		features |= C.VKMPS_FEATURE_COOPMAT_NV | C.VKMPS_FEATURE_FLOAT16 | C.VKMPS_FEATURE_MEMORY_MODEL
-		exts = append(exts, coopMatExtensions...)
+		features |= C.VKMPS_FEATURE_FLOAT16 | C.VKMPS_FEATURE_MEMORY_MODEL
+		exts = append(exts, float16Extension, memoryModelExtension)
+		if nv {
+			features |= C.VKMPS_FEATURE_COOPMAT_NV
+			exts = append(exts, coopMatExtensions[0])
+		}
+		if khr {
+			features |= C.VKMPS_FEATURE_COOPMAT_KHR
+			exts = append(exts, coopMatExtensionsKHR[0])
+		}
 	} else if d.info.Limits.Float16Arithmetic {
 		features |= C.VKMPS_FEATURE_FLOAT16
 		exts = append(exts, float16Extension)

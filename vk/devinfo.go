@@ -97,6 +97,13 @@ type Limits struct {
 	// operations in compute shaders. Open enables those extensions and features then. nil
 	// otherwise.
 	CooperativeMatrixNV []CooperativeMatrixShape
+	// CooperativeMatrixKHR is CooperativeMatrixNV through
+	// VK_KHR_cooperative_matrix (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+	// shapes with saturating accumulation left out), on the same
+	// conditions with that extension's cooperativeMatrix: NVIDIA, AMD
+	// (RADV on RDNA3 and newer), Intel (Xe2) and Mesa 26's lavapipe list
+	// it. Open enables it too. nil otherwise.
+	CooperativeMatrixKHR []CooperativeMatrixShape
 	// Float16Arithmetic: the device has shaderFloat16
 	// (VK_KHR_shader_float16_int8) as well as Float16Storage, which Open
 	// enables, so shaders may compute on half values (ops's packed float16
@@ -147,9 +154,18 @@ func (s CooperativeMatrixShape) String() string {
 }
 
 // HasCooperativeMatrix reports whether l lists the shape M x N x K with
-// float16 A and B and float32 C and D.
+// float16 A and B and float32 C and D in CooperativeMatrixNV.
 func (l Limits) HasCooperativeMatrix(m, n, k uint32) bool {
-	for _, s := range l.CooperativeMatrixNV {
+	return hasHalfShape(l.CooperativeMatrixNV, m, n, k)
+}
+
+// HasCooperativeMatrixKHR is HasCooperativeMatrix for CooperativeMatrixKHR.
+func (l Limits) HasCooperativeMatrixKHR(m, n, k uint32) bool {
+	return hasHalfShape(l.CooperativeMatrixKHR, m, n, k)
+}
+
+func hasHalfShape(shapes []CooperativeMatrixShape, m, n, k uint32) bool {
+	for _, s := range shapes {
 		if s.M == m && s.N == n && s.K == k && s.A == ComponentFloat16 && s.B == ComponentFloat16 &&
 			s.C == ComponentFloat32 && s.D == ComponentFloat32 {
 			return true
@@ -319,7 +335,8 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 		C.vkmps_get_features2(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), boolInt(hasStats), &f2)
 		info.Limits.Float16Storage = f2.ok != 0 && f2.storage_buffer_16bit != 0
 		info.pipelineStats = hasStats && f2.ok != 0 && f2.pipeline_executable_info != 0
-		info.Limits.CooperativeMatrixNV = in.coopMatShapes(pd, exts, &p2, info.Limits.Float16Storage)
+		info.Limits.CooperativeMatrixNV = in.coopMatShapes(pd, exts, &p2, info.Limits.Float16Storage, false)
+		info.Limits.CooperativeMatrixKHR = in.coopMatShapes(pd, exts, &p2, info.Limits.Float16Storage, true)
 		if info.Limits.Float16Storage && exts[float16Extension] {
 			var f C.vkmps_coop_features
 			C.vkmps_get_coop_features(in.cHandle(), C.VkPhysicalDevice(unsafe.Pointer(pd)), 0, 1, 0, &f)
@@ -349,17 +366,31 @@ func (in *instance) describe(index int, pd vkg.PhysicalDevice) (Info, bool) {
 }
 
 // coopMatExtensions are the device extensions a device made for the
-// cooperative-matrix shaders enables (Limits.CooperativeMatrixNV).
-var coopMatExtensions = []string{"VK_NV_cooperative_matrix", float16Extension, "VK_KHR_vulkan_memory_model"}
+// cooperative-matrix shaders enables (Limits.CooperativeMatrixNV), and
+// coopMatExtensionsKHR those of their KHR builds (CooperativeMatrixKHR).
+var (
+	coopMatExtensions    = []string{"VK_NV_cooperative_matrix", float16Extension, memoryModelExtension}
+	coopMatExtensionsKHR = []string{"VK_KHR_cooperative_matrix", float16Extension, memoryModelExtension}
+)
 
-// float16Extension has shaderFloat16 (Limits.Float16Arithmetic).
-const float16Extension = "VK_KHR_shader_float16_int8"
+// float16Extension has shaderFloat16 (Limits.Float16Arithmetic);
+// memoryModelExtension the memory model glslang's cooperative-matrix
+// SPIR-V declares.
+const (
+	float16Extension     = "VK_KHR_shader_float16_int8"
+	memoryModelExtension = "VK_KHR_vulkan_memory_model"
+)
 
 // coopMatShapes returns the subgroup-scope cooperative matrix shapes of
-// pd when it has everything the cooperative-matrix shaders need (see
+// pd through VK_NV_cooperative_matrix, or VK_KHR_cooperative_matrix when
+// khr, when it has everything the cooperative-matrix shaders need (see
 // Limits.CooperativeMatrixNV), else nil.
-func (in *instance) coopMatShapes(pd vkg.PhysicalDevice, exts map[string]bool, p2 *C.vkmps_props2, storage16 bool) []CooperativeMatrixShape {
-	for _, e := range coopMatExtensions {
+func (in *instance) coopMatShapes(pd vkg.PhysicalDevice, exts map[string]bool, p2 *C.vkmps_props2, storage16, khr bool) []CooperativeMatrixShape {
+	need, which := coopMatExtensions, 1
+	if khr {
+		need, which = coopMatExtensionsKHR, 2
+	}
+	for _, e := range need {
 		if !exts[e] {
 			return nil
 		}
@@ -369,21 +400,21 @@ func (in *instance) coopMatShapes(pd vkg.PhysicalDevice, exts map[string]bool, p
 		return nil
 	}
 	cpd := C.VkPhysicalDevice(unsafe.Pointer(pd))
-	if uint32(C.vkmps_coopmat_stages(in.cHandle(), cpd))&computeStage == 0 {
+	if uint32(C.vkmps_coopmat_stages(in.cHandle(), cpd, C.int(which-1)))&computeStage == 0 {
 		return nil
 	}
 	var f C.vkmps_coop_features
-	C.vkmps_get_coop_features(in.cHandle(), cpd, 1, 1, 1, &f)
+	C.vkmps_get_coop_features(in.cHandle(), cpd, C.int(which), 1, 1, &f)
 	if f.ok == 0 || f.cooperative_matrix == 0 || f.shader_float16 == 0 || f.memory_model == 0 {
 		return nil
 	}
 	const most = 64
 	var raw [8 * most]C.uint32_t
-	n := int(C.vkmps_coopmat_shapes(in.cHandle(), cpd, &raw[0], most))
+	n := int(C.vkmps_coopmat_shapes(in.cHandle(), cpd, C.int(which-1), &raw[0], most))
 	var shapes []CooperativeMatrixShape
 	for i := 0; i < n; i++ {
 		r := raw[8*i : 8*i+8]
-		if r[7] != 3 { // VK_SCOPE_SUBGROUP_NV
+		if r[7] != 3 { // VK_SCOPE_SUBGROUP_NV, VK_SCOPE_SUBGROUP_KHR
 			continue
 		}
 		shapes = append(shapes, CooperativeMatrixShape{M: uint32(r[0]), N: uint32(r[1]), K: uint32(r[2]),

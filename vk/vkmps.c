@@ -210,6 +210,7 @@ void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopm
 	memset(&mm, 0, sizeof(mm));
 	mm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES;
 	if (has_coopmat) {
+		if (has_coopmat == 2) cm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR; // same layout
 		cm.pNext = f2.pNext;
 		f2.pNext = &cm;
 	}
@@ -228,7 +229,7 @@ void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopm
 	out->memory_model = mm.vulkanMemoryModel == VK_TRUE;
 }
 
-uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
+static uint32_t coopmat_shapes_nv(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
 	PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
 	    (PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)gipa()(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
 	if (get == NULL) return 0;
@@ -255,14 +256,47 @@ uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, uint32_t* ou
 	return n;
 }
 
-uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd) {
+static uint32_t coopmat_shapes_khr(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
+	PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
+	    (PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR)gipa()(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+	if (get == NULL) return 0;
+	uint32_t n = 0;
+	if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+	vkmps_coopmat_properties_khr* p = (vkmps_coopmat_properties_khr*)calloc(n, sizeof(*p));
+	if (p == NULL) return 0;
+	for (uint32_t i = 0; i < n; i++) p[i].sType = VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+	VkResult r = get(pd, &n, p);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) n = 0;
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < n && w < max; i++) {
+		if (p[i].saturatingAccumulation) continue;
+		uint32_t* o = out + 8 * w++;
+		o[0] = p[i].MSize;
+		o[1] = p[i].NSize;
+		o[2] = p[i].KSize;
+		o[3] = (uint32_t)p[i].AType;
+		o[4] = (uint32_t)p[i].BType;
+		o[5] = (uint32_t)p[i].CType;
+		o[6] = (uint32_t)p[i].ResultType;
+		o[7] = (uint32_t)p[i].scope;
+	}
+	free(p);
+	return w;
+}
+
+uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, int khr, uint32_t* out, uint32_t max) {
+	return khr ? coopmat_shapes_khr(inst, pd, out, max) : coopmat_shapes_nv(inst, pd, out, max);
+}
+
+uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd, int khr) {
 	PFN_vkGetPhysicalDeviceProperties2 get =
 	    (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2");
 	if (get == NULL) get = (PFN_vkGetPhysicalDeviceProperties2)gipa()(inst, "vkGetPhysicalDeviceProperties2KHR");
 	if (get == NULL) return 0;
-	vkmps_physical_coopmat_properties_nv cp;
+	vkmps_physical_coopmat_properties_nv cp; // the KHR structure has the same layout
 	memset(&cp, 0, sizeof(cp));
-	cp.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+	cp.sType = khr ? VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR
+	               : VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV;
 	VkPhysicalDeviceProperties2 p2;
 	memset(&p2, 0, sizeof(p2));
 	p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
@@ -394,10 +428,19 @@ VkResult vkmps_create_device(VkInstance inst, VkPhysicalDevice pd, uint32_t fami
 	vkmps_coopmat_features_nv cm;
 	memset(&cm, 0, sizeof(cm));
 	cm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-	if (features & VKMPS_FEATURE_COOPMAT_NV) {
+	if (features & (VKMPS_FEATURE_COOPMAT_NV | VKMPS_FEATURE_COOPMAT_KHR)) {
+		if (!(features & VKMPS_FEATURE_COOPMAT_NV)) cm.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
 		cm.cooperativeMatrix = VK_TRUE;
 		cm.pNext = (void*)ci.pNext;
 		ci.pNext = &cm;
+	}
+	vkmps_coopmat_features_nv ck; // VkPhysicalDeviceCooperativeMatrixFeaturesKHR, beside NV's when both
+	memset(&ck, 0, sizeof(ck));
+	ck.sType = VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+	if ((features & VKMPS_FEATURE_COOPMAT_NV) && (features & VKMPS_FEATURE_COOPMAT_KHR)) {
+		ck.cooperativeMatrix = VK_TRUE;
+		ck.pNext = (void*)ci.pNext;
+		ci.pNext = &ck;
 	}
 	vkmps_float16_int8_features fi;
 	memset(&fi, 0, sizeof(fi));

@@ -103,6 +103,23 @@ typedef struct vkmps_physical_coopmat_properties_nv {
 } vkmps_physical_coopmat_properties_nv;
 typedef VkResult(VKAPI_PTR* PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)(
     VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, vkmps_coopmat_properties_nv* pProperties);
+// VK_KHR_cooperative_matrix (Vulkan 1.3.255): the features and the
+// device-wide properties have the NV structures' layout; a shape record
+// has ResultType for DType and a saturatingAccumulation member before its
+// scope.
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+#define VKMPS_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506002)
+typedef struct vkmps_coopmat_properties_khr { // VkCooperativeMatrixPropertiesKHR
+	VkStructureType sType;
+	void* pNext;
+	uint32_t MSize, NSize, KSize;
+	int32_t AType, BType, CType, ResultType; // VkComponentTypeKHR: 0 float16, 1 float32, ...
+	VkBool32 saturatingAccumulation;
+	int32_t scope; // VkScopeKHR: 3 subgroup
+} vkmps_coopmat_properties_khr;
+typedef VkResult(VKAPI_PTR* PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, vkmps_coopmat_properties_khr* pProperties);
 typedef struct vkmps_float16_int8_features {
 	VkStructureType sType;
 	void* pNext;
@@ -241,13 +258,14 @@ void vkmps_get_features2(VkInstance inst, VkPhysicalDevice pd, int has_pipeline_
 #define VKMPS_FEATURE_COOPMAT_NV 4u // cooperativeMatrix (VK_NV_cooperative_matrix enabled by the caller)
 #define VKMPS_FEATURE_FLOAT16 8u // shaderFloat16 (VK_KHR_shader_float16_int8 enabled by the caller)
 #define VKMPS_FEATURE_MEMORY_MODEL 16u // vulkanMemoryModel (VK_KHR_vulkan_memory_model enabled by the caller)
+#define VKMPS_FEATURE_COOPMAT_KHR 32u // cooperativeMatrix (VK_KHR_cooperative_matrix enabled by the caller)
 
 // What the cooperative-matrix shaders need, read with
 // vkGetPhysicalDeviceFeatures2 for the extensions the caller says the
 // device lists (has_* nonzero); ok is 0 when the entry point is missing.
 typedef struct vkmps_coop_features {
 	int ok;
-	int cooperative_matrix; // VK_NV_cooperative_matrix's cooperativeMatrix
+	int cooperative_matrix; // VK_NV_cooperative_matrix's cooperativeMatrix (has_coopmat 1), or VK_KHR_cooperative_matrix's (2)
 	int shader_float16;     // VK_KHR_shader_float16_int8's shaderFloat16
 	int memory_model;       // VK_KHR_vulkan_memory_model's vulkanMemoryModel
 } vkmps_coop_features;
@@ -256,15 +274,17 @@ void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopm
                              vkmps_coop_features* out);
 
 // vkmps_coopmat_shapes writes up to max of the device's cooperative matrix
-// shapes (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) to out as
-// records of 8 values: M, N, K, A, B, C, D types, scope. It returns how
-// many it wrote (0 when the entry point is missing or the call fails).
-uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max);
+// shapes (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV, or
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR when khr) to out as
+// records of 8 values: M, N, K, A, B, C, D (result) types, scope; KHR
+// shapes with saturatingAccumulation are left out. It returns how many it
+// wrote (0 when the entry point is missing or the call fails).
+uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, int khr, uint32_t* out, uint32_t max);
 
 // vkmps_coopmat_stages returns VkPhysicalDeviceCooperativeMatrixPropertiesNV's
-// cooperativeMatrixSupportedStages (the caller checked the device lists
-// VK_NV_cooperative_matrix), 0 when unknown.
-uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd);
+// (KHR's when khr) cooperativeMatrixSupportedStages (the caller checked
+// the device lists the extension), 0 when unknown.
+uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd, int khr);
 
 // vkmps_sm_count returns VK_NV_shader_sm_builtins's shaderSMCount (the
 // caller checked the device lists the extension), 0 when unknown.
