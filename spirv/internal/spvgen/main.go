@@ -12,7 +12,15 @@
 //
 // builds NAME_f16.spv from NAME.comp with -DVKMPS_F16 as Go variable
 // NameF16, reachable from the base shader as Name.Variant("f16"). Only -D
-// arguments are allowed.
+// arguments are allowed. A variant marked +khr after its name
+//
+//	// vkmps:variant khr +khr -DVKMPS_F16 -DVKMPS_COOP_KHR
+//
+// is compiled and validated with the tools of -glslc-khr and
+// -spirv-val-khr: GL_KHR_cooperative_matrix needs glslang 13 or newer and
+// a spirv-val that knows SPV_KHR_cooperative_matrix, which Debian
+// bookworm's do not (the Makefile passes Debian trixie's, from `make
+// trixie-root`).
 //
 //	go run ./spirv/internal/spvgen            # make shaders
 //	go run ./spirv/internal/spvgen -check     # make shaders-check
@@ -39,15 +47,33 @@ func main() {
 	checkOnly := flag.Bool("check", false, "build into a temporary folder and compare with -spirv")
 	glslc := flag.String("glslc", "glslc", "glslc command")
 	spirvVal := flag.String("spirv-val", "spirv-val", "spirv-val command")
+	glslcKHR := flag.String("glslc-khr", "", "glslc command for the +khr variants (glslang 13 or newer)")
+	spirvValKHR := flag.String("spirv-val-khr", "", "spirv-val command for the +khr variants")
 	flag.Parse()
-	t := tools{glslc: *glslc, spirvVal: *spirvVal}
+	t := tools{glslc: *glslc, spirvVal: *spirvVal, khr: &tools{glslc: *glslcKHR, spirvVal: *spirvValKHR}}
 	if err := run(t, *src, *dst, *checkOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "spvgen:", err)
 		os.Exit(1)
 	}
 }
 
-type tools struct{ glslc, spirvVal string }
+// tools are the commands a build runs; khr those of the +khr variants.
+type tools struct {
+	glslc, spirvVal string
+	khr             *tools
+}
+
+// forVariant returns the tools of variant va, or an error naming what is
+// missing for a +khr variant.
+func (t tools) forVariant(src string, va variant) (tools, error) {
+	if !va.khr {
+		return t, nil
+	}
+	if t.khr == nil || t.khr.glslc == "" || t.khr.spirvVal == "" {
+		return tools{}, fmt.Errorf("%s: variant %q (+khr) needs -glslc-khr and -spirv-val-khr: glslang 13 or newer and its spirv-val (`make trixie-root` builds Debian trixie's)", src, va.name)
+	}
+	return *t.khr, nil
+}
 
 func run(t tools, src, dst string, checkOnly bool) error {
 	out := dst
@@ -130,13 +156,17 @@ func build(t tools, src, out string) (map[string][]byte, error) {
 			}
 			spv := filepath.Join(out, stem+".spv")
 			plain := filepath.Join(tmp, stem+".spv")
-			if err := t.compile(s, spv, true, va.args...); err != nil {
+			vt, err := t.forVariant(s, va)
+			if err != nil {
 				return nil, err
 			}
-			if err := t.compile(s, plain, false, va.args...); err != nil {
+			if err := vt.compile(s, spv, true, va.args...); err != nil {
 				return nil, err
 			}
-			if msg, err := exec.Command(t.spirvVal, "--target-env", "vulkan1.1", spv).CombinedOutput(); err != nil {
+			if err := vt.compile(s, plain, false, va.args...); err != nil {
+				return nil, err
+			}
+			if msg, err := exec.Command(vt.spirvVal, "--target-env", "vulkan1.1", spv).CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("spirv-val %s: %v\n%s", spv, err, msg)
 			}
 			raw, err := os.ReadFile(spv)
@@ -171,14 +201,15 @@ func build(t tools, src, out string) (map[string][]byte, error) {
 }
 
 // variant is a build of a source with extra macros; the zero value is the
-// plain build.
+// plain build. khr: built with the KHR tools (+khr).
 type variant struct {
 	name string
+	khr  bool
 	args []string
 }
 
-// variants reads the "// vkmps:variant NAME -DMACRO[=VALUE]..." directives
-// of the source at path.
+// variants reads the "// vkmps:variant NAME [+khr] -DMACRO[=VALUE]..."
+// directives of the source at path.
 func variants(path string) ([]variant, error) {
 	text, err := os.ReadFile(path)
 	if err != nil {
@@ -206,12 +237,19 @@ func variants(path string) ([]variant, error) {
 			return nil, fmt.Errorf("%s: variant %q twice", where, name)
 		}
 		seen[name] = true
-		for _, a := range f[1:] {
+		args, khr := f[1:], f[1] == "+khr"
+		if khr {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return nil, fmt.Errorf("%s: variant %q: no -DMACRO", where, name)
+		}
+		for _, a := range args {
 			if !strings.HasPrefix(a, "-D") || len(a) < 3 {
 				return nil, fmt.Errorf("%s: variant %q: argument %q is not -DMACRO[=VALUE]", where, name, a)
 			}
 		}
-		out = append(out, variant{name: name, args: f[1:]})
+		out = append(out, variant{name: name, khr: khr, args: args})
 	}
 	return out, nil
 }
