@@ -33,6 +33,8 @@ help:
 	@echo "  build          build bin/vkmps"
 	@echo "  cross-windows  cgo cross-build of bin/vkmps.exe with mingw-w64"
 	@echo "  windows-test   the tests as Windows programs under Wine (trixie root, lavapipe); windows-clean"
+	@echo "  trixie-root    build (once) the trixie root with glslang 15 and Mesa 26 lavapipe (KHR cooperative matrices)"
+	@echo "  coopmat-test   the ops and vk tests matching COOPMAT_RUN (default Coop) on its lavapipe; coopmat-clean"
 	@echo "  lint           gofmt and go vet"
 	@echo "  docker-test    the test suite in a container on lavapipe (see docker/README.md)"
 
@@ -65,11 +67,16 @@ deps:
 deps-windows:
 	$(call apt_install,$(WIN_DEBS))
 
-shaders: deps
-	$(GO) run ./spirv/internal/spvgen
+# The shaders that use GL_KHR_cooperative_matrix compile with the trixie
+# root's glslang 15 and validate with its spirv-val (make trixie-root;
+# bookworm's cannot); the rest with the host's glslc.
+KHR_GLSLC     := $(CURDIR)/docker/coopmat/glslc
+KHR_SPIRV_VAL := $(CURDIR)/docker/coopmat/spirv-val
+shaders: deps trixie-root
+	$(GO) run ./spirv/internal/spvgen -glslc-khr $(KHR_GLSLC) -spirv-val-khr $(KHR_SPIRV_VAL)
 
-shaders-check: deps
-	$(GO) run ./spirv/internal/spvgen -check
+shaders-check: deps trixie-root
+	$(GO) run ./spirv/internal/spvgen -check -glslc-khr $(KHR_GLSLC) -spirv-val-khr $(KHR_SPIRV_VAL)
 
 # The environment of every test run (make test, make check, make
 # docker-test): the validation layer with synchronization validation on, and
@@ -137,6 +144,30 @@ windows-test: deps-windows
 windows-clean:
 	rm -rf docker/windows/.stage docker/windows/.out docker/windows/.cache docker/windows/.root
 	-docker rmi vkmps/wine:trixie 2>/dev/null
+
+# KHR cooperative matrices for real on a CPU: a Debian trixie root
+# (docker/coopmat/.root/trixie, built once and kept) with glslang 15 (make
+# shaders' KHR_GLSLC, KHR_SPIRV_VAL) and Mesa 26 lavapipe from
+# trixie-backports, whose device has VK_KHR_cooperative_matrix.
+# coopmat-test runs the ops and vk tests matching COOPMAT_RUN in it (Docker
+# image vkmps/coopmat:trixie, or a chroot where no Docker engine answers;
+# COOPMAT_MODE=docker|chroot|auto). See docker/README.md, KHR cooperative matrices.
+# make coopmat-test COOPMAT_RUN=TestCooperativeMatrixLimits
+COOPMAT_RUN     ?= Coop
+# The emulated builds' subtests run in make test already.
+COOPMAT_SKIP    ?= /emulated
+COOPMAT_TIMEOUT ?= 30m
+_COOPMAT_ENV = DEBIAN_MIRROR='$(DEBIAN_MIRROR)' DEBIAN_SECURITY_MIRROR='$(DEBIAN_SECURITY_MIRROR)'
+.PHONY: trixie-root coopmat-test coopmat-clean
+trixie-root:
+	@root=$$($(_COOPMAT_ENV) sh docker/coopmat/root.sh) && echo "trixie root: $$root"
+
+coopmat-test:
+	$(_COOPMAT_ENV) GO='$(GO)' COOPMAT_RUN='$(COOPMAT_RUN)' COOPMAT_SKIP='$(COOPMAT_SKIP)' COOPMAT_TIMEOUT='$(COOPMAT_TIMEOUT)' sh docker/coopmat/coopmat-test.sh
+
+coopmat-clean:
+	rm -rf docker/coopmat/.stage docker/coopmat/.out docker/coopmat/.cache docker/coopmat/.root
+	-docker rmi vkmps/coopmat:trixie 2>/dev/null
 
 lint:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
