@@ -25,6 +25,9 @@
 // vkmps:variant emu -DVKMPS_F16 -DVKMPS_COOP_EMULATE
 // vkmps:variant f16pk -DVKMPS_F16 -DCOOP_PACKED
 // vkmps:variant emupk -DVKMPS_F16 -DVKMPS_COOP_EMULATE -DCOOP_PACKED
+// The "khr" builds: gemm_coopmat.glsl through VK_KHR_cooperative_matrix.
+// vkmps:variant khr +khr -DVKMPS_F16 -DVKMPS_COOP_KHR
+// vkmps:variant khrpk +khr -DVKMPS_F16 -DVKMPS_COOP_KHR -DCOOP_PACKED
 #include "convolution_common.glsl"
 
 layout(local_size_x_id = 0) in;

@@ -49,6 +49,7 @@
 // vkmps:variant t0f16 -DGEMM_TILE0 -DVKMPS_F16
 // vkmps:variant coop -DVKMPS_F16 -DWEIGHTS_COOP
 // vkmps:variant emu -DVKMPS_F16 -DWEIGHTS_COOP -DVKMPS_COOP_EMULATE
+// vkmps:variant coopkhr +khr -DVKMPS_F16 -DWEIGHTS_COOP -DVKMPS_COOP_KHR
 #include "convolution_common.glsl"
 
 layout(local_size_x_id = 0) in;

@@ -25,6 +25,9 @@
 // vkmps:variant emu -DVKMPS_COOP_EMULATE
 // vkmps:variant pk -DCOOP_PACKED
 // vkmps:variant emupk -DVKMPS_COOP_EMULATE -DCOOP_PACKED
+// The "khr" builds: gemm_coopmat.glsl through VK_KHR_cooperative_matrix.
+// vkmps:variant khr +khr -DVKMPS_COOP_KHR
+// vkmps:variant khrpk +khr -DVKMPS_COOP_KHR -DCOOP_PACKED
 #define WINO_HALF
 #include "convolution_winograd_common.glsl"
 

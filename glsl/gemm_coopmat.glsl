@@ -1,5 +1,6 @@
-// The cooperative-matrix GEMM engine (VK_NV_cooperative_matrix, tensor
-// cores): the same contract as gemm.glsl (the includer's gemmFetchA and
+// The cooperative-matrix GEMM engine (VK_NV_cooperative_matrix, or
+// VK_KHR_cooperative_matrix in the KHR builds, VKMPS_COOP_KHR; tensor
+// cores and other matrix units): the same contract as gemm.glsl (the includer's gemmFetchA and
 // gemmFetchB fill the registers of gemm_layout.glsl's slice layouts), but
 // a workgroup of WM x WN subgroups of SUBGROUP invocations computes the
 // BM x BN tile, each subgroup a (BM/WM) x (BN/WN) block of FM x FN float32
@@ -7,8 +8,9 @@
 // of A by CK x CN float16 slices of B. The loaded values are rounded to
 // half when staged: the path for float16 images, whose values are halves
 // already (the float32 weights are rounded too). CM, CN, CK must be a
-// shape the device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV:
-// float16 A and B, float32 C), never assumed. Slices are double-buffered
+// shape the device lists (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV
+// or ...KHR: float16 A and B, float32 C), never assumed, and SUBGROUP its
+// subgroup size (ops' convCoopForSubgroup: lavapipe's 8, NVIDIA's 32). Slices are double-buffered
 // in shared memory as in gemm.glsl (one barrier per slice).
 //
 // Shared layouts: each slice is staged with the dimension its registers
@@ -63,7 +65,11 @@
 #define HALF float
 #define TO_HALF(v) unpackHalf2x16(packHalf2x16(vec2((v), 0.0))).x
 #else
+#ifdef VKMPS_COOP_KHR
+#extension GL_KHR_cooperative_matrix : require
+#else
 #extension GL_NV_cooperative_matrix : require
+#endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -204,6 +210,38 @@ void coopStoreTile(uint q, uint off, uint stride, float scale) {
 		uint i_ = coopLane() + e_ * SUBGROUP; \
 		buf[(off) + (i_ / CN) * (stride) + i_ % CN] = float16_t(acc[(q) * CE + e_] * (scale)); \
 	}
+#elif defined(VKMPS_COOP_KHR)
+// The KHR build ("khr" variants, +khr: glslang 13 or newer): the same
+// engine through GL_KHR_cooperative_matrix, for devices that list
+// VK_KHR_cooperative_matrix (Limits.CooperativeMatrixKHR): AMD, Intel,
+// NVIDIA, Mesa 26's lavapipe. The layouts are constant expressions (each
+// macro use passes a literal colMajor), as SPIR-V wants them.
+#define COOP_A coopmat<float16_t, gl_ScopeSubgroup, CM, CK, gl_MatrixUseA>
+#define COOP_B coopmat<float16_t, gl_ScopeSubgroup, CK, CN, gl_MatrixUseB>
+#define COOP_ACC coopmat<float, gl_ScopeSubgroup, CM, CN, gl_MatrixUseAccumulator>
+#define COOP_ACC16 coopmat<float16_t, gl_ScopeSubgroup, CM, CN, gl_MatrixUseAccumulator>
+#define COOP_LAYOUT(colMajor) ((colMajor) ? gl_CooperativeMatrixLayoutColumnMajor : gl_CooperativeMatrixLayoutRowMajor)
+COOP_ACC acc[FM * FN];
+uint coopSubgroup() { return gl_SubgroupID; }
+uint coopLane() { return gl_SubgroupInvocationID; }
+#ifdef COOP_PACKED
+#define COOP_LOAD_A(m, off, stride, colMajor) coopMatLoad(m, gemmA, (off) >> 2, (stride) >> 2, COOP_LAYOUT(colMajor))
+#define COOP_LOAD_B(m, off, stride, colMajor) coopMatLoad(m, gemmB, (off) >> 2, (stride) >> 2, COOP_LAYOUT(colMajor))
+#else
+#define COOP_LOAD_A(m, off, stride, colMajor) coopMatLoad(m, gemmA, off, stride, COOP_LAYOUT(colMajor))
+#define COOP_LOAD_B(m, off, stride, colMajor) coopMatLoad(m, gemmB, off, stride, COOP_LAYOUT(colMajor))
+#endif
+#define COOP_MULADD(q, a, b) acc[q] = coopMatMulAdd(a, b, acc[q])
+#define COOP_ZERO(q) acc[q] = COOP_ACC(0.0)
+#define COOP_STORE(q, off, stride) coopMatStore(acc[q], gemmC, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define COOP_SYNC() \
+	subgroupMemoryBarrierShared(); \
+	subgroupBarrier()
+#define COOP_STORE_F32(q, buf, off, stride) coopMatStore(acc[q], buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define COOP_STORE_F16(q, buf, off, stride, scale) \
+	coopMatStore(COOP_ACC16(acc[q] * float(scale)), buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define COOP_STORE_TILE(q, off, stride, scale) \
+	coopMatStore(COOP_ACC16(acc[q] * float(scale)), gemmTile, (off) / 8u, (stride) / 8u, gl_CooperativeMatrixLayoutRowMajor)
 #else
 #define COOP_A fcoopmatNV<16, gl_ScopeSubgroup, CM, CK>
 #define COOP_B fcoopmatNV<16, gl_ScopeSubgroup, CK, CN>

@@ -252,9 +252,95 @@ func TestConvChoiceCoopMat(t *testing.T) {
 	if convCoopMatSupported(lim) {
 		t.Errorf("no usable shape in %v", lim.CooperativeMatrixNV)
 	}
-	lim.CooperativeMatrixNV, lim.SubgroupSize = []vk.CooperativeMatrixShape{shape(16, 8, 16, vk.ComponentFloat32)}, 64
+	lim.CooperativeMatrixNV, lim.SubgroupSize = []vk.CooperativeMatrixShape{shape(16, 8, 16, vk.ComponentFloat32)}, 48
 	if convCoopMatSupported(lim) {
-		t.Error("subgroups of 64")
+		t.Error("subgroups of 48")
+	}
+}
+
+// The tiles (subgroups of 32) run on other subgroup sizes with the same
+// outputs, slices and threads: more subgroups, each a smaller block, for
+// 8 and 16 (lavapipe, Intel), fewer for 64 (AMD), each block whole
+// matrices; never where that cannot be.
+func TestConvCoopForSubgroup(t *testing.T) {
+	tile := func(i, cm, cn, ck int) convCoopConfig {
+		c := convCoopTiles[i]
+		c.cm, c.cn, c.ck = cm, cn, ck
+		return c
+	}
+	for _, d := range []struct {
+		c      convCoopConfig
+		size   int
+		wm, wn int
+		ok     bool
+	}{
+		{tile(0, 16, 8, 16), 32, 2, 2, true},
+		{tile(0, 8, 8, 8), 8, 4, 4, true},     // 64x64: blocks of 16x16
+		{tile(10, 8, 8, 8), 8, 4, 4, true},    // 64x128 in 1x4: the longer blocks (64 rows) split first
+		{tile(12, 8, 8, 8), 8, 4, 8, true},    // 64x128 in 2x4
+		{tile(0, 8, 16, 16), 16, 4, 2, true},  // Intel's 8x16x16
+		{tile(0, 16, 16, 16), 64, 2, 1, true}, // AMD's wave64
+		{tile(3, 16, 8, 16), 64, 2, 2, true},
+		{tile(0, 16, 16, 16), 8, 4, 4, true},  // blocks of one 16x16 matrix
+		{tile(0, 16, 16, 16), 4, 0, 0, false}, // 64 / (8*16): not whole matrices
+		{tile(0, 16, 8, 16), 48, 0, 0, false},
+		{tile(0, 16, 8, 16), 0, 0, 0, false},
+	} {
+		got, ok := convCoopForSubgroup(d.c, d.size)
+		if ok != d.ok || ok && (got.wm != d.wm || got.wn != d.wn || got.subgroup != d.size || got.threads() != d.c.threads() ||
+			got.bm != d.c.bm || got.bn != d.c.bn || got.bk != d.c.bk || !got.valid()) {
+			t.Errorf("%v of %dx%dx%d on subgroups of %d: %+v %v, want %dx%d subgroups %v", d.c, d.c.cm, d.c.cn, d.c.ck, d.size, got, ok, d.wm, d.wn, d.ok)
+		}
+	}
+}
+
+// The real cooperative-matrix builds run through VK_NV_cooperative_matrix
+// where the device lists a shape of convCoopShapes there, else through
+// VK_KHR_cooperative_matrix (convCoopKHR), with that list's shapes and
+// the device's subgroups: lavapipe's 8x8x8 in subgroups of 8; an engine
+// under coopkhr=1 sees no NV shapes on a device that lists both.
+func TestConvCoopKHRChoice(t *testing.T) {
+	shape := func(m, n, k uint32) vk.CooperativeMatrixShape {
+		return vk.CooperativeMatrixShape{M: m, N: n, K: k, A: vk.ComponentFloat16, B: vk.ComponentFloat16, C: vk.ComponentFloat32, D: vk.ComponentFloat32}
+	}
+	nv := []vk.CooperativeMatrixShape{shape(16, 16, 16), shape(16, 8, 16), shape(16, 8, 8)}
+	lim := convH100
+	lim.CooperativeMatrixNV, lim.CooperativeMatrixKHR = nv, nv
+	if convCoopKHR(lim) {
+		t.Error("both extensions: want NV's")
+	}
+	lim.CooperativeMatrixNV = nil
+	c, ok := convCoopTileFor(lim, 0)
+	if !convCoopKHR(lim) || !ok || c.cm != 16 || c.cn != 8 || c.ck != 16 {
+		t.Errorf("KHR only: %v %+v %v", convCoopKHR(lim), c, ok)
+	}
+	lavapipe := vk.Limits{SubgroupSize: 8, Float16Storage: true, MaxComputeSharedMemorySize: 32768, MaxComputeWorkGroupInvocations: 1024,
+		MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 1024}, CooperativeMatrixKHR: []vk.CooperativeMatrixShape{shape(8, 8, 8)}}
+	c, ok = convCoopTileFor(lavapipe, convCoopRowsTile)
+	if !ok || c.cm != 8 || c.cn != 8 || c.ck != 8 || c.subgroup != 8 || c.threads() != convCoopTiles[convCoopRowsTile].threads() {
+		t.Errorf("lavapipe, tile %d: %+v %v", convCoopRowsTile, c, ok)
+	}
+	if !convCoopMatSupported(lavapipe) {
+		t.Error("lavapipe's KHR shapes: not supported")
+	}
+	lavapipe.CooperativeMatrixKHR = []vk.CooperativeMatrixShape{{M: 8, N: 8, K: 8, A: vk.ComponentFloat16, B: vk.ComponentFloat16,
+		C: vk.ComponentFloat16, D: vk.ComponentFloat16}}
+	if convCoopMatSupported(lavapipe) {
+		t.Error("float16 accumulators only: supported")
+	}
+	both := convH100
+	both.CooperativeMatrixNV, both.CooperativeMatrixKHR = nv, nv
+	e := &convEngine{tune: ConvolutionTuning{CoopKHR: true}}
+	if got := e.limitsOf(both); len(got.CooperativeMatrixNV) != 0 || !convCoopKHR(got) {
+		t.Errorf("coopkhr=1: %+v", got.CooperativeMatrixNV)
+	}
+	if got := (&convEngine{}).limitsOf(both); convCoopKHR(got) {
+		t.Error("default: KHR where NV is listed")
+	}
+	nvOnly := both
+	nvOnly.CooperativeMatrixKHR = nil
+	if got := e.limitsOf(nvOnly); convCoopKHR(got) {
+		t.Error("coopkhr=1 on a device without the KHR extension: its NV shapes dropped")
 	}
 }
 

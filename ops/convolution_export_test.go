@@ -83,7 +83,7 @@ func ConvForcePath(k any, path string, tile int) bool {
 	case "":
 		eng.force = nil
 	case "tiled":
-		if tile < 0 || tile >= len(gemmTiles) || !gemmTiles[tile].cfg.fits(eng.dev.Limits()) {
+		if tile < 0 || tile >= len(gemmTiles) || !gemmTiles[tile].cfg.fits(eng.limits()) {
 			return false
 		}
 		eng.force = &convChoice{path: convPathTiled, tile: tile}
@@ -93,20 +93,20 @@ func ConvForcePath(k any, path string, tile int) bool {
 		eng.force = &convChoice{path: convPathDepthwise}
 	case "coopmat", "coopmat-emulated":
 		c := convChoice{path: convPathCoopMat, ctile: tile, emu: path == "coopmat-emulated"}
-		if !convCoopRuns(eng.dev.Limits(), c) {
+		if !convCoopRuns(eng.limits(), c) {
 			return false
 		}
 		eng.force = &c
 	case "small":
 		eng.force = &convChoice{path: convPathSmall}
 	case "winograd":
-		if tile < 0 || tile >= len(gemmTiles) || !gemmTiles[tile].cfg.fits(eng.dev.Limits()) {
+		if tile < 0 || tile >= len(gemmTiles) || !gemmTiles[tile].cfg.fits(eng.limits()) {
 			return false
 		}
 		eng.force = &convChoice{path: convPathWinograd, tile: tile}
 	case "winograd-coopmat", "winograd-coopmat-emulated":
 		c := convChoice{path: convPathWinogradCoop, ctile: tile, emu: path == "winograd-coopmat-emulated"}
-		if !convCoopRuns(eng.dev.Limits(), c) {
+		if !convCoopRuns(eng.limits(), c) {
 			return false
 		}
 		eng.force = &c
@@ -207,6 +207,31 @@ func ConvCoopShapes(k any) []string {
 	sort.Strings(out)
 	return out
 }
+
+// ConvCoopAPIs returns the extensions ("khr", "nv") of the real
+// cooperative-matrix pipelines a family kernel made, sorted.
+func ConvCoopAPIs(k any) []string {
+	var out []string
+	for s := range k.(interface{ engine() *convEngine }).engine().coopAPIs {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ConvCoopStageFits reports whether cooperative-matrix tile tile (its
+// emulated build where emu) can stage its tile under coopstage=1 on a
+// device of limits lim (winogradCoopStage, rows and bases aside).
+func ConvCoopStageFits(lim vk.Limits, tile int, emu bool) bool {
+	return winogradCoopStage(lim, ConvolutionTuning{CoopStage: true}, tile, emu, 8, 0)
+}
+
+// ConvCoopUsesKHR is convCoopKHR.
+func ConvCoopUsesKHR(lim vk.Limits) bool { return convCoopKHR(lim) }
+
+// ConvCoopListed is convCoopHas: whether the device lists matrix shape
+// m x n x k through the extension the real builds use.
+func ConvCoopListed(lim vk.Limits, m, n, k int) bool { return convCoopHas(lim, [3]int{m, n, k}) }
 
 // ConvLastWinogradSplits returns the splits of the products' k of the
 // last Winograd convolution or data gradient a family kernel encoded.

@@ -66,7 +66,7 @@ type convIm2colPush struct {
 // newIm2colPass prepares the im2col of j's source (float16 values where
 // f16) in the engine's scratch.
 func (e *convEngine) newIm2colPass(j *convImageGemm, f16 bool) (im2colPass, error) {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	pixels := j.out.w * j.out.h
 	c := im2colPass{e: e, pixels: pixels, ld: (j.k + 3) / 4 * 4, elem: 4}
 	if f16 {
@@ -106,7 +106,7 @@ func (e *convEngine) newIm2colPass(j *convImageGemm, f16 bool) (im2colPass, erro
 // encode records the im2col of the nb batch images of source binding src
 // (their first value at base) into the columns.
 func (c *im2colPass) encode(cb *vk.CommandBuffer, src vk.BufferRange, base uint32, nb int) error {
-	lim := c.e.dev.Limits()
+	lim := c.e.limits()
 	pc := c.layout
 	pc.ImBase, pc.N = base, uint32(nb*c.pixels)
 	quads := uint64(pc.N) * uint64(c.ld/4)

@@ -170,7 +170,7 @@ func TestConvolutionCoopMatAgreesWithTiles(t *testing.T) {
 			probe := must(ops.NewConvolution(dev, pointwise.d))
 			defer probe.Close()
 			if !ops.ConvForcePath(probe, path, 0) {
-				t.Skipf("%s has no cooperative matrices vkmps can use (%v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV)
+				t.Skipf("%s has no cooperative matrices vkmps can use (NV %v, KHR %v)", dev.Info().Name, dev.Limits().CooperativeMatrixNV, dev.Limits().CooperativeMatrixKHR)
 			}
 			for i := 0; i < ops.ConvolutionCoopTileCount(); i++ {
 				t.Run(strconv.Itoa(i), func(t *testing.T) {
@@ -436,6 +436,47 @@ func coopCases() (pointwise, wino convCase) {
 	return pointwise, wino
 }
 
+// The real cooperative-matrix builds run through VK_KHR_cooperative_matrix
+// where the device lists no usable VK_NV_cooperative_matrix shape (AMD,
+// Intel, Mesa 26's lavapipe: make coopmat-test), and under coopkhr=1
+// where it lists both (NVIDIA), else through NV's; either way a pointwise
+// convolution and Winograd's products, with their data and weight
+// gradients, match the reference.
+func TestConvolutionCoopKHR(t *testing.T) {
+	heavy(t)
+	dev := vktest.Open(t)
+	lim := dev.Limits()
+	if !lim.Float16Storage || len(lim.CooperativeMatrixKHR) == 0 {
+		t.Skipf("%s does not list VK_KHR_cooperative_matrix (or stores no float16)", dev.Info().Name)
+	}
+	pointwise, wino := coopCases()
+	wino.slack = winogradCoopSlack
+	for _, tune := range []string{"default", "coopkhr=1"} {
+		t.Run(tune, func(t *testing.T) {
+			tu, err := ops.ParseConvolutionTuning(strings.TrimPrefix(tune, "default"))
+			require.NoError(t, err)
+			want := "nv"
+			if tune == "coopkhr=1" || ops.ConvCoopUsesKHR(lim) {
+				want = "khr"
+			}
+			for _, c := range []struct {
+				path string
+				c    convCase
+			}{{"coopmat", pointwise}, {"winograd-coopmat", wino}} {
+				var kernels []any
+				convRunCase(t, dev, c.c, rand.New(rand.NewSource(41)), true, tunedOnPath(t, dev, tu, c.path, 0, &kernels))
+				apis := map[string]bool{}
+				for _, k := range kernels {
+					for _, a := range ops.ConvCoopAPIs(k) {
+						apis[a] = true
+					}
+				}
+				assert.Equal(t, map[string]bool{want: true}, apis, "%s under %s", c.path, tune)
+			}
+		})
+	}
+}
+
 // tunedOnPath returns a convRunCase force that sets tuning tu on each
 // kernel and forces it onto path with tile (ConvForcePath), skipping the
 // test where the device cannot run it.
@@ -572,13 +613,13 @@ func TestConvolutionCoopShape(t *testing.T) {
 					convRunCase(t, dev, c.c, rand.New(rand.NewSource(37)), true, tunedOnPath(t, dev, tu, c.path, 0, &kernels))
 					got := ops.ConvCoopShapes(kernels[0])
 					switch {
-					case tune == "coopshape=2" && (path == "emulated" || dev.Limits().HasCooperativeMatrix(16, 16, 16)):
+					case tune == "coopshape=2" && (path == "emulated" || ops.ConvCoopListed(dev.Limits(), 16, 16, 16)):
 						assert.Equal(t, []string{"16x16x16"}, got, c.path)
-					case tune == "coopshape=3" && (path == "emulated" || dev.Limits().HasCooperativeMatrix(16, 8, 8)):
+					case tune == "coopshape=3" && (path == "emulated" || ops.ConvCoopListed(dev.Limits(), 16, 8, 8)):
 						assert.Equal(t, []string{"16x8x8"}, got, c.path)
 					case path == "emulated":
 						assert.Equal(t, []string{"16x8x8"}, got, c.path)
-					case tune == "default" && c.path == "coopmat" && dev.Limits().HasCooperativeMatrix(16, 16, 16):
+					case tune == "default" && c.path == "coopmat" && ops.ConvCoopListed(dev.Limits(), 16, 16, 16):
 						assert.Equal(t, []string{"16x16x16"}, got, c.path)
 					default:
 						assert.Len(t, got, 1, c.path)
@@ -813,7 +854,7 @@ func TestConvolutionTiledSplitDefault(t *testing.T) {
 	}{{"deep", deep, ops.ConvolutionTuning{}, true}, {"shallow", shallow, ops.ConvolutionTuning{}, false},
 		{"deep splits=1", deep, ops.ConvolutionTuning{Splits: 1}, false}} {
 		for _, f16 := range []bool{false, true} {
-			if f16 && (!dev.Limits().Float16Storage || len(dev.Limits().CooperativeMatrixNV) > 0) {
+			if f16 && (!dev.Limits().Float16Storage || len(dev.Limits().CooperativeMatrixNV) > 0 || len(dev.Limits().CooperativeMatrixKHR) > 0) {
 				continue
 			}
 			var fwd *ops.Convolution

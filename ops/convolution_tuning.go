@@ -220,9 +220,19 @@ type ConvolutionTuning struct {
 	// the products' registers, not the staged tile's 17 KiB of shared
 	// memory, bound the workgroups a multiprocessor holds).
 	CoopStage, NoCoopStage bool
-	// CoopShape (coopshape=N, 1..3): the GEMMs on cooperative matrices
-	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, M x N
-	// x K) where the device lists it and the tile can use it. By default
+	// CoopKHR (coopkhr=1): the GEMMs on cooperative matrices run their
+	// KHR builds (VK_KHR_cooperative_matrix, the "khr" variants of
+	// glsl/gemm_coopmat.glsl's includers) on a device that lists both
+	// extensions (NVIDIA's), instead of the VK_NV_cooperative_matrix
+	// builds, the default there. Devices that list only the KHR
+	// extension (AMD, Intel, Mesa 26's lavapipe) always run the KHR
+	// builds. The same sums in the same order where the shapes are the
+	// same.
+	CoopKHR bool
+	// CoopShape (coopshape=N, 1..5): the GEMMs on cooperative matrices
+	// use matrices of shape N (1: 16x8x16, 2: 16x16x16, 3: 16x8x8, 4:
+	// 8x8x8, 5: 8x16x16, M x N x K) where the device lists it and the
+	// tile can use it. By default
 	// the forward GEMMs of convolutions take 16x16x16 and the others
 	// (Winograd's products, data and weight gradients) the first of
 	// these shapes the device lists (see convCoopShapeFor; the emulated
@@ -368,6 +378,7 @@ func (t ConvolutionTuning) String() string {
 	flag(t.CoopDirect, "coopdirect=1")
 	flag(t.CoopStage, "coopstage=1")
 	flag(t.NoCoopStage, "coopstage=0")
+	flag(t.CoopKHR, "coopkhr=1")
 	num(t.CoopShape, "coopshape")
 	flag(t.NoWinogradChannelsFast, "winocf=0")
 	num(t.WinogradPart, "winopart")
@@ -383,7 +394,8 @@ func (t ConvolutionTuning) String() string {
 // small=0, winograd (1: force, 0: refuse), winocoop (1: on, the
 // default; 0: off), packed, phasetaps, dwvec, winoquads and winocf (1:
 // on, the default; 0: off), dwexact and coopdirect (1: on), tapsplit, col2im, im2col, winoxhalf and
-// coopstage (1: always, 0: never), dwstrip and dwrows (1..8), coopshape (1..3) (see
+// coopstage (1: always, 0: never), coopkhr (1: on), dwstrip and dwrows
+// (1..8), coopshape (1..5) (see
 // ConvolutionTuning's fields). Spaces around pairs are ignored; "" is
 // the default. An unknown
 // or repeated key, a pair without "=", a value that is not an integer or
@@ -495,6 +507,11 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 			if err = flag(); err == nil {
 				t.CoopStage, t.NoCoopStage = n == 1, n == 0
 			}
+		case k == "coopkhr":
+			if n != 1 {
+				return ConvolutionTuning{}, fmt.Errorf("%w: coopkhr=%d: want 1 (leave the key out for the default)", ErrTuning, n)
+			}
+			t.CoopKHR = true
 		case k == "coopshape":
 			if n < 1 || n > len(convCoopShapes) {
 				return ConvolutionTuning{}, fmt.Errorf("%w: coopshape=%d: want 1..%d", ErrTuning, n, len(convCoopShapes))
@@ -522,7 +539,7 @@ func ParseConvolutionTuning(s string) (ConvolutionTuning, error) {
 				t.WinogradPart = n
 			}
 		default:
-			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, coopstage, coopshape, winopart)", ErrTuning, k)
+			return ConvolutionTuning{}, fmt.Errorf("%w: unknown key %q (known: tile, direct, coopmat, cooptile, splits, units, small, winograd, winocoop, packed, phasetaps, tapsplit, col2im, im2col, winoxhalf, dwstrip, dwrows, dwvec, dwexact, winoquads, winocf, coopdirect, coopstage, coopkhr, coopshape, winopart)", ErrTuning, k)
 		}
 		if err != nil {
 			return ConvolutionTuning{}, err

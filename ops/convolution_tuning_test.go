@@ -59,6 +59,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		{"coopstage=1,coopdirect=1", ops.ConvolutionTuning{CoopDirect: true, CoopStage: true}, "coopdirect=1,coopstage=1"},
 		{"coopstage=0", ops.ConvolutionTuning{NoCoopStage: true}, "coopstage=0"},
 		{"coopshape=2,coopdirect=1", ops.ConvolutionTuning{CoopDirect: true, CoopShape: 2}, "coopdirect=1,coopshape=2"},
+		{"coopshape=4,coopkhr=1", ops.ConvolutionTuning{CoopKHR: true, CoopShape: 4}, "coopkhr=1,coopshape=4"},
 		{"winopart=4,splits=2", ops.ConvolutionTuning{Splits: 2, WinogradPart: 4}, "splits=2,winopart=4"},
 		{"winocoop=0,coopmat=0", ops.ConvolutionTuning{NoWinogradCoopMat: true, NoCoopMat: true}, "coopmat=0,winocoop=0"},
 		{"winocoop=1,winograd=1,cooptile=2", ops.ConvolutionTuning{Path: ops.ConvolutionPathCoopMat, CoopTile: 2, Winograd: true, WinogradCoopMat: true},
@@ -78,7 +79,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		"cooptile=-1", "cooptile=99", "cooptile=x", "cooptile=1,tile=0", "tile=0,cooptile=1", "direct=1,cooptile=1", "coopmat=0,cooptile=1",
 		"cooptile=1,coopmat=0", "cooptile=1,cooptile=2", "winograd=2", "winograd=1,winograd=0", "winograd=x",
 		"winocoop=1,winocoop=0", "winocoop=2", "packed=2", "phasetaps=3", "tapsplit=2", "tapsplit=1,tapsplit=0", "col2im=2", "col2im=1,col2im=0", "winoxhalf=2", "im2col=2", "im2col=1,im2col=0", "winoxhalf=1,winoxhalf=0", "dwstrip=0", "dwstrip=9", "dwvec=2", "winoquads=2", "winocf=3", "winocoop=1,winograd=0", "coopmat=0,winocoop=1",
-		"winopart=0", "winopart=-1", "winopart=70000", "coopshape=0", "coopshape=4", "coopdirect=2", "coopstage=2", "coopstage=1,coopstage=0"}
+		"winopart=0", "winopart=-1", "winopart=70000", "coopshape=0", "coopshape=6", "coopkhr=0", "coopkhr=2", "coopdirect=2", "coopstage=2", "coopstage=1,coopstage=0"}
 	for _, s := range bad {
 		_, err := ops.ParseConvolutionTuning(s)
 		assert.True(t, errors.Is(err, ops.ErrTuning), "%q: %v", s, err)
@@ -88,7 +89,7 @@ func TestConvolutionTuningText(t *testing.T) {
 		{CoopTile: 1}, {Path: ops.ConvolutionPathTiled, CoopTile: 1}, {Path: ops.ConvolutionPathCoopMat, CoopTile: -1},
 		{Path: ops.ConvolutionPathCoopMat, CoopTile: ops.ConvolutionCoopTileCount()}, {Winograd: true, NoWinograd: true},
 		{WinogradCoopMat: true, NoWinograd: true}, {WinogradCoopMat: true, NoCoopMat: true},
-		{WinogradCoopMat: true, NoWinogradCoopMat: true}, {DepthwiseStrip: -1}, {DepthwiseStrip: 9}, {CoopShape: -1}, {CoopShape: 4}, {CoopStage: true, NoCoopStage: true}} {
+		{WinogradCoopMat: true, NoWinogradCoopMat: true}, {DepthwiseStrip: -1}, {DepthwiseStrip: 9}, {CoopShape: -1}, {CoopShape: 6}, {CoopStage: true, NoCoopStage: true}} {
 		assert.True(t, errors.Is(tu.Validate(), ops.ErrTuning), "%+v", tu)
 	}
 	assert.Equal(t, "", ops.ConvolutionTileName(-1))

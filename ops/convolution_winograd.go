@@ -144,7 +144,7 @@ func (e *convEngine) winograd(j *convImageGemm) (convWinogradPlan, bool) {
 	if !ok {
 		return convWinogradPlan{}, false
 	}
-	lim := e.dev.Limits()
+	lim := e.limits()
 	p := convWinogradPlan{flip: flip, tx: (j.out.w + 3) / 4, ty: (j.out.h + 3) / 4, splits: 1}
 	if c, ok := e.winogradCoop(j.m, false, j.out.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
@@ -227,7 +227,7 @@ const winogradSplitChannels = 128
 // about 3.5e-3 against 2e-4 on random data); on an H100 they took the
 // ResNet-18 float16 training step from 10.77 to 9.62 ms.
 func (e *convEngine) winogradCoop(m int, weights, f16 bool) (convChoice, bool) {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	if e.force != nil {
 		c := *e.force
 		return c, c.path == convPathWinogradCoop && f16 && convCoopRuns(lim, c)
@@ -337,7 +337,7 @@ func winogradXHalf(t ConvolutionTuning, m, tiles int) bool {
 // encodeWinograd records j as plan p (see winograd).
 func (e *convEngine) encodeWinograd(cb *vk.CommandBuffer, j *convImageGemm, p convWinogradPlan, f16 bool) error {
 	e.lastWinogradPart = p.part
-	lim := e.dev.Limits()
+	lim := e.limits()
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	scr, whole, err := e.winogradScratch(p.total)
 	if err != nil {
@@ -532,7 +532,7 @@ func (e *convEngine) winogradWeights(j *convWeightsGemm, nb int) (convWinogradWe
 	if !ok {
 		return p, false, nil
 	}
-	lim := e.dev.Limits()
+	lim := e.limits()
 	p.tx, p.ty = (j.dy.w+3)/4, (j.dy.h+3)/4
 	if c, ok := e.winogradCoop(j.m, true, j.dy.im.format == Float16 && j.x.im.format == Float16); ok {
 		p.coop, p.ctile, p.emu = true, c.ctile, c.emu
@@ -633,7 +633,7 @@ func coopSplits(c convCoopConfig, units, want, wgs, k int) (splits, chunk int) {
 // split, then the partial sums added and transformed into dW, and the
 // bias gradient.
 func (e *convEngine) encodeWinogradWeights(cb *vk.CommandBuffer, j *convWeightsGemm, p convWinogradWeightsPlan, spans []span, chans []int) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	f16 := j.dy.im.format == Float16
 	scr, whole, err := e.winogradScratch(p.total)
@@ -778,7 +778,7 @@ func (e *convEngine) winogradScratch(n int) (*Image, vk.BufferRange, error) {
 	if err != nil {
 		return nil, vk.BufferRange{}, err
 	}
-	whole, sBase, err := convWholeRange(e.dev.Limits(), "Winograd scratch", scr)
+	whole, sBase, err := convWholeRange(e.limits(), "Winograd scratch", scr)
 	if err != nil {
 		return nil, vk.BufferRange{}, err
 	}
@@ -798,7 +798,7 @@ func winogradPart(scr *Image, whole vk.BufferRange, off, n int) vk.BufferRange {
 // winogradDispatch records one Winograd pass with push constants push,
 // checking the workgroup counts against the device's.
 func (e *convEngine) winogradDispatch(cb *vk.CommandBuffer, pl *vk.Pipeline, binds []vk.BufferRange, push []byte, groups [3]uint32) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	for axis, n := range groups {
 		if n > lim.MaxComputeWorkGroupCount[axis] {
 			return fmt.Errorf("%w: %s: Winograd workgroups %v exceed the device's %v", ErrDeviceLimit, e.label, groups, lim.MaxComputeWorkGroupCount)

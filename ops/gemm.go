@@ -27,10 +27,13 @@ import (
 //   - depthwise (glsl/convolution_depthwise*.comp): groups equal to the
 //     input channels, where a GEMM per channel would be one row tall;
 //   - cooperative matrix (glsl/gemm_coopmat.glsl): tensor cores through
-//     VK_NV_cooperative_matrix, float16 products accumulated in float32,
-//     for float16 images where the device has them (convCoopMatSupported)
-//     and a ConvolutionTuning asks (not yet faster than the tiles), in
-//     one of the tiles of convCoopTiles (ConvolutionTuning.CoopTile);
+//     VK_NV_cooperative_matrix, or matrix units through
+//     VK_KHR_cooperative_matrix where a device lists only that (AMD,
+//     Intel, Mesa 26's lavapipe; convCoopKHR), float16 products
+//     accumulated in float32, for float16 images where the device has
+//     them (convCoopMatSupported), where convCoopDefault says so or a
+//     ConvolutionTuning asks, in one of the tiles of convCoopTiles
+//     (ConvolutionTuning.CoopTile) with the device's subgroups;
 //   - small (glsl/convolution_data_small.comp): the data gradient of a
 //     convolution with few input channels per group (an RGB stem), where a
 //     GEMM's M would be a sliver of its tile.
@@ -129,9 +132,10 @@ const (
 	convPathTiled convPath = iota
 	convPathDirect
 	convPathDepthwise
-	// convPathCoopMat: tensor cores through VK_NV_cooperative_matrix
-	// (float16 A and B, float32 accumulation), for GEMMs of float16
-	// images on devices convCoopMatSupported accepts.
+	// convPathCoopMat: tensor cores through VK_NV_cooperative_matrix or
+	// VK_KHR_cooperative_matrix (convCoopKHR; float16 A and B, float32
+	// accumulation), for GEMMs of float16 images on devices
+	// convCoopMatSupported accepts.
 	convPathCoopMat
 	// convPathSmall: the data gradient of a convolution with few input
 	// channels per group (glsl/convolution_data_small.comp).
@@ -344,29 +348,98 @@ const (
 // preferred first but by the forward GEMMs, which prefer 16x16x16
 // (convCoopShapeFor; ConvolutionTuning.CoopShape numbers them from 1).
 // NVIDIA's driver lists 16x16x16, 16x8x16 and 16x8x8 for float16 with
-// float32 accumulators, in that order.
-var convCoopShapes = [...][3]int{{16, 8, 16}, {16, 16, 16}, {16, 8, 8}}
+// float32 accumulators, in that order (both extensions); AMD's RDNA3
+// 16x16x16, Intel's Xe2 8x16x16 and Mesa 26's lavapipe 8x8x8 (KHR).
+var convCoopShapes = [...][3]int{{16, 8, 16}, {16, 16, 16}, {16, 8, 8}, {8, 8, 8}, {8, 16, 16}}
+
+// convCoopKHR reports whether the real cooperative-matrix builds run
+// through VK_KHR_cooperative_matrix (their "khr" variants,
+// Limits.CooperativeMatrixKHR) on a device of limits lim: where its
+// VK_NV_cooperative_matrix list (CooperativeMatrixNV) has none of
+// convCoopShapes, the extension preferred where both are (the engine's
+// limits clear that list under ConvolutionTuning.CoopKHR).
+func convCoopKHR(lim vk.Limits) bool {
+	for _, s := range convCoopShapes {
+		if lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
+			return false
+		}
+	}
+	return true
+}
+
+// convCoopHas reports whether the device lists matrix shape s (float16 A
+// and B, float32 C and D) through the extension convCoopKHR chooses.
+func convCoopHas(lim vk.Limits, s [3]int) bool {
+	if convCoopKHR(lim) {
+		return lim.HasCooperativeMatrixKHR(uint32(s[0]), uint32(s[1]), uint32(s[2]))
+	}
+	return lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2]))
+}
+
+// convCoopForSubgroup returns tile c (defined for subgroups of 32) for
+// subgroups of size invocations with the same outputs, slices and
+// threads: the subgroups doubled along m or n (the longer block per
+// subgroup first) for smaller subgroups (lavapipe's 8, Intel's 16),
+// halved for larger ones (AMD's 64), each subgroup's block still whole
+// matrices; false where that cannot be.
+func convCoopForSubgroup(c convCoopConfig, size int) (convCoopConfig, bool) {
+	if size <= 0 {
+		return c, false
+	}
+	for c.subgroup > size {
+		switch {
+		case c.bm/c.wm >= c.bn/c.wn && (c.bm/(2*c.wm))%c.cm == 0 && c.bm%(2*c.wm) == 0:
+			c.wm *= 2
+		case (c.bn/(2*c.wn))%c.cn == 0 && c.bn%(2*c.wn) == 0:
+			c.wn *= 2
+		case (c.bm/(2*c.wm))%c.cm == 0 && c.bm%(2*c.wm) == 0:
+			c.wm *= 2
+		default:
+			return c, false
+		}
+		if c.subgroup%2 != 0 {
+			return c, false
+		}
+		c.subgroup /= 2
+	}
+	for c.subgroup < size {
+		switch {
+		case c.wn > 1 && c.wn%2 == 0:
+			c.wn /= 2
+		case c.wm > 1 && c.wm%2 == 0:
+			c.wm /= 2
+		default:
+			return c, false
+		}
+		c.subgroup *= 2
+	}
+	return c, c.subgroup == size
+}
 
 // convCoopTileFor returns cooperative-matrix tile i (convCoopTiles) with
 // the first matrix shape of convCoopShapes the device lists that the tile
 // can use, and whether the device can run it: package vk found
-// VK_NV_cooperative_matrix with everything its SPIR-V needs and enabled it
-// (Limits.CooperativeMatrixNV), it lists a float16 x float16 + float32
-// shape at subgroup scope, its subgroups are the tile's, it stores float16
-// images, and the tile fits its workgroups and shared memory.
+// VK_NV_cooperative_matrix or VK_KHR_cooperative_matrix with everything
+// their SPIR-V needs and enabled it (Limits.CooperativeMatrixNV,
+// CooperativeMatrixKHR; convCoopKHR chooses), it lists a float16 x
+// float16 + float32 shape at subgroup scope, the tile's subgroups can be
+// the device's (convCoopForSubgroup), it stores float16 images, and the
+// tile fits its workgroups and shared memory.
 func convCoopTileFor(lim vk.Limits, i int) (convCoopConfig, bool) {
 	if i < 0 || i >= len(convCoopTiles) {
 		return convCoopConfig{}, false
 	}
 	c := convCoopTiles[i]
-	if lim.SubgroupSize != uint32(c.subgroup) || !lim.Float16Storage {
+	if !lim.Float16Storage {
 		return c, false
 	}
 	for _, s := range convCoopShapes {
-		if lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
-			c.cm, c.cn, c.ck = s[0], s[1], s[2]
-			if c.valid() && c.fits(lim, 2) {
-				return c, true
+		if convCoopHas(lim, s) {
+			t := c
+			t.cm, t.cn, t.ck = s[0], s[1], s[2]
+			t, ok := convCoopForSubgroup(t, int(lim.SubgroupSize))
+			if ok && t.valid() && t.fits(lim, 2) {
+				return t, true
 			}
 		}
 	}
@@ -411,7 +484,7 @@ func convCoopShaped(lim vk.Limits, c convCoopConfig, shape int, emu bool) convCo
 	elem := 2
 	if emu {
 		t.ck, elem = min(t.ck, t.bk), 4
-	} else if !lim.HasCooperativeMatrix(uint32(s[0]), uint32(s[1]), uint32(s[2])) {
+	} else if !convCoopHas(lim, s) {
 		return c
 	}
 	if !t.valid() || !t.fits(lim, elem) {
@@ -963,6 +1036,7 @@ type convPipeKey struct {
 	ctile        int8  // its tile
 	emu          bool  // its emulated build, with convCoopEmuFor (tests)
 	packed       bool  // the cooperative-matrix shaders' packed builds (convCoopPacked)
+	khr          bool  // the real cooperative-matrix builds' "khr" variants (convCoopKHR; pipeline sets it)
 	tapMajor     bool  // convolution_gemm*.comp's TAP_MAJOR (convTapMajor)
 	cin          int8  // convolution_data_small.comp's channels per group
 	splitk       int8  // convolution_gemm.comp's SPLITK
@@ -1017,6 +1091,9 @@ type convEngine struct {
 	// coopShapes: the matrix shapes the cooperative-matrix pipelines
 	// made were specialized with (tests).
 	coopShapes map[[3]int]bool
+	// coopAPIs: the extensions the real cooperative-matrix pipelines made
+	// were built for, "khr" or "nv" (convCoopKHR; tests).
+	coopAPIs map[string]bool
 	// lastWinogradPart: the most batch images a part of the last Winograd
 	// convolution or data gradient held (tests).
 	lastWinogradPart int
@@ -1093,11 +1170,25 @@ func (e *convEngine) forcesGemm() bool {
 	return e.force != nil && (e.force.path == convPathTiled || e.force.path == convPathDirect)
 }
 
+// limits are the device's limits as the engine's choices see them: under
+// ConvolutionTuning.CoopKHR, on a device that lists VK_KHR_cooperative_matrix,
+// without its VK_NV_cooperative_matrix shapes (convCoopKHR).
+func (e *convEngine) limits() vk.Limits { return e.limitsOf(e.dev.Limits()) }
+
+// limitsOf is limits for a device of limits lim.
+func (e *convEngine) limitsOf(lim vk.Limits) vk.Limits {
+	if e.tune.CoopKHR && len(lim.CooperativeMatrixKHR) > 0 {
+		lim.CooperativeMatrixNV = nil
+	}
+	return lim
+}
+
 // pipeline returns the pipeline of key k, made on first use.
 func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 	k.packed = convCoopPacked(k, e.tune)
 	if k.coop {
 		k.cshape = int8(convCoopShapeFor(k, e.tune))
+		k.khr = !k.emu && convCoopKHR(e.limits())
 	}
 	if p := e.pipes[k]; p != nil {
 		return p, nil
@@ -1129,13 +1220,20 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		}
 	}
 	if k.coop && !k.emu && k.shader == spirv.ConvolutionGemmWeights {
-		if sh = k.shader.Variant("coop"); sh == nil {
-			err = fmt.Errorf("%w: shader %s has no cooperative-matrix build", ErrFormat, k.shader.Name)
+		v := "coop"
+		if k.khr {
+			v = "coopkhr"
 		}
-	}
-	if k.packed {
+		if sh = k.shader.Variant(v); sh == nil {
+			err = fmt.Errorf("%w: shader %s has no cooperative-matrix build %s", ErrFormat, k.shader.Name, v)
+		}
+	} else if k.khr || k.packed {
 		v := "pk"
 		switch {
+		case k.khr && k.packed:
+			v = "khrpk"
+		case k.khr:
+			v = "khr"
 		case k.emu:
 			v = "emupk"
 		case k.f16:
@@ -1158,17 +1256,23 @@ func (e *convEngine) pipeline(k convPipeKey) (*vk.Pipeline, error) {
 		"WORDS": convBool(k.words), "CHANNELS_FAST": convBool(k.cf),
 	}
 	if k.coop {
-		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.dev.Limits())
+		c := convChoice{emu: k.emu, ctile: int(k.ctile)}.coopTile(e.limits())
 		if k.emu && k.stageTile {
-			c, _ = convCoopEmuFit(e.dev.Limits(), int(k.ctile), true)
+			c, _ = convCoopEmuFit(e.limits(), int(k.ctile), true)
 		}
-		c = convCoopShaped(e.dev.Limits(), c, int(k.cshape), k.emu)
+		c = convCoopShaped(e.limits(), c, int(k.cshape), k.emu)
 		spec["BM"], spec["BN"], spec["BK"], spec["WM"], spec["WN"] = uint32(c.bm), uint32(c.bn), uint32(c.bk), uint32(c.wm), uint32(c.wn)
 		spec["CM"], spec["CN"], spec["CK"], spec["SUBGROUP"] = uint32(c.cm), uint32(c.cn), uint32(c.ck), uint32(c.subgroup)
 		if e.coopShapes == nil {
 			e.coopShapes = map[[3]int]bool{}
 		}
 		e.coopShapes[[3]int{c.cm, c.cn, c.ck}] = true
+		if !k.emu {
+			if e.coopAPIs == nil {
+				e.coopAPIs = map[string]bool{}
+			}
+			e.coopAPIs[map[bool]string{false: "nv", true: "khr"}[k.khr]] = true
+		}
 		spec["STORE_DIRECT"] = convBool(k.storeDirect)
 		spec["STAGE_TILE"] = convBool(k.stageTile)
 	} else if k.tile >= 0 {
@@ -1552,7 +1656,7 @@ const col2imRows = 1024
 
 // encodeImageGemm records j on cb.
 func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	f16 := j.out.im.format == Float16
 	if p, ok := e.winograd(j); ok {
 		return e.encodeWinograd(cb, j, p, f16)
@@ -1758,7 +1862,7 @@ func (e *convEngine) encodeImageGemm(cb *vk.CommandBuffer, j *convImageGemm) err
 // set), its dispatches and its finishing pass.
 func (e *convEngine) encodeGemmPart(cb *vk.CommandBuffer, j *convImageGemm, pl, finish *vk.Pipeline, key convPipeKey, choice convChoice, wordsPerPart bool,
 	pc *convGemmPush, binds []vk.BufferRange, spans [2]span, chans [2]int, zGroups, gridCols, n, nb int, src ...vk.BufferRange) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	align := max(lim.MinStorageBufferOffsetAlignment, 4)
 	maxX := int(lim.MaxComputeWorkGroupCount[0])
 	pixels := j.out.w * j.out.h
@@ -1843,7 +1947,7 @@ func (e *convEngine) encodeGemmPart(cb *vk.CommandBuffer, j *convImageGemm, pl, 
 // its destination and split fields set; the pass changes its output grid,
 // windows and channels to the data gradient g's, and restores them.
 func (e *convEngine) encodeCol2im(cb *vk.CommandBuffer, pl *vk.Pipeline, binds []vk.BufferRange, pc *convGemmPush, g *convImageGemm, nb int) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	saved := *pc
 	defer func() { *pc = saved }()
 	out := g.out
@@ -1997,7 +2101,7 @@ func convSmallColumns(j *convImageGemm, ox int) int {
 }
 
 func (e *convEngine) encodeSmall(cb *vk.CommandBuffer, pl *vk.Pipeline, key convPipeKey, j *convImageGemm, pc *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	cols := convSmallColumns(j, int(key.ox))
 	lx, ly, lz := int(key.local), int(key.ly), int(key.lz)
 	push := unsafe.Slice((*byte)(unsafe.Pointer(pc)), unsafe.Sizeof(*pc))
@@ -2141,7 +2245,7 @@ func convVectorOf(a, b convRegion, ox int, t ConvolutionTuning) int {
 }
 
 func (e *convEngine) encodeDepthwise(cb *vk.CommandBuffer, key convPipeKey, j *convImageGemm, g *convGemmPush, spans []span, chans []int, binds *[5]vk.BufferRange) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	ox, oy := int(key.ox), int(key.oy)
 	firstX, firstY := g.FirstX, g.FirstY
 	if j.flip {
@@ -2235,7 +2339,7 @@ type convWeightsGemm struct {
 }
 
 func (e *convEngine) encodeWeightsGemm(cb *vk.CommandBuffer, j *convWeightsGemm) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	f16 := j.dy.im.format == Float16
 	wr, wBase, err := convWholeRange(lim, "weight gradient", j.dW)
 	if err != nil {
@@ -2428,7 +2532,7 @@ type convReducePush struct{ Count, Splits, InBase, OutBase uint32 }
 // reduce records out = sum of the splits of count values of part (from
 // value off), in order.
 func (e *convEngine) reduce(cb *vk.CommandBuffer, part *Image, off, splits, count int, out *Image) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	pr, pb, err := convWholeRange(lim, "partial sums", part)
 	if err != nil {
 		return err
@@ -2465,7 +2569,7 @@ func reduceLanes(units, local, splits, count int) int {
 }
 
 func (e *convEngine) reduceDispatch(cb *vk.CommandBuffer, in, out vk.BufferRange, inBase, outBase uint32, splits, count int) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	local := workgroup(lim)
 	lanes := reduceLanes(gemmUnits(lim, e.tune), local, splits, count)
 	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionReduce, tile: -1, local: int32(local), lanes: int8(lanes)})
@@ -2502,7 +2606,7 @@ type convBiasPlan struct {
 // planBias plans the bias gradient of j: enough workgroups (channels x
 // splits) to fill the device.
 func (e *convEngine) planBias(j *convWeightsGemm) (convBiasPlan, error) {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	var p convBiasPlan
 	sp := [1]span{j.biasFrom.span()}
 	ch := [1]int{j.biasFrom.spanChannels()}
@@ -2523,7 +2627,7 @@ func (e *convEngine) planBias(j *convWeightsGemm) (convBiasPlan, error) {
 // encodeBiasGrad records db = the sums of j.biasFrom per channel over the
 // batch and its pixels, as p plans; part is the scratch.
 func (e *convEngine) encodeBiasGrad(cb *vk.CommandBuffer, j *convWeightsGemm, p convBiasPlan, part *Image) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	local := 1
 	for local*2 <= workgroup(lim) {
 		local *= 2
@@ -2637,7 +2741,7 @@ func convDepthwiseWeightsSplits(lim vk.Limits, t ConvolutionTuning, nb, channels
 }
 
 func (e *convEngine) encodeDepthwiseWeights(cb *vk.CommandBuffer, j *convWeightsGemm, spans []span, chans []int, nb int, wr vk.BufferRange, wBase uint32) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	local := convDepthwiseLocal
 	fused := j.db != nil && j.biasFrom == j.dy // the bias sums come with the weights'
 	ox, oy := convDepthwiseBlock(j.geom, e.tune, convVectorOf(j.dy, j.x, 8, e.tune) == 8)
@@ -2761,7 +2865,7 @@ type convNeuronPush struct {
 // encodeNeuron records, over regions of the same size, out = neuron(a)
 // (mode 0) or out = a * neuron'(z) (mode 1), z dense.
 func (e *convEngine) encodeNeuron(cb *vk.CommandBuffer, mode int, a, z, out convRegion, batches int) error {
-	lim := e.dev.Limits()
+	lim := e.limits()
 	local := workgroup(lim)
 	pl, err := e.pipeline(convPipeKey{shader: spirv.ConvolutionNeuron, f16: a.im.format == Float16, tile: -1, local: int32(local),
 		modeA: int8(mode), neuron: true})

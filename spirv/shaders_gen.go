@@ -951,7 +951,7 @@ var ConvolutionGemmCoopmat = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": ConvolutionGemmCoopmatF16, "emu": ConvolutionGemmCoopmatEmu, "f16pk": ConvolutionGemmCoopmatF16pk, "emupk": ConvolutionGemmCoopmatEmupk},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmCoopmatF16, "emu": ConvolutionGemmCoopmatEmu, "f16pk": ConvolutionGemmCoopmatF16pk, "emupk": ConvolutionGemmCoopmatEmupk, "khr": ConvolutionGemmCoopmatKhr, "khrpk": ConvolutionGemmCoopmatKhrpk},
 }
 
 // ConvolutionGemmCoopmatF16 is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 (variant "f16").
@@ -1154,6 +1154,104 @@ var ConvolutionGemmCoopmatEmupk = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// ConvolutionGemmCoopmatKhr is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 -DVKMPS_COOP_KHR (variant "khr").
+var ConvolutionGemmCoopmatKhr = &Shader{
+	Name: "convolution_gemm_coopmat_khr",
+	file: "convolution_gemm_coopmat_khr.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+		{Binding: 5, Name: "Part", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+		{ID: 28, Name: "SPLITK", Default: 0},
+		{ID: 29, Name: "STORE_DIRECT", Default: 0},
+		{ID: 30, Name: "TAP_MAJOR", Default: 0},
+		{ID: 31, Name: "QUADS", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionGemmCoopmatKhrpk is glsl/convolution_gemm_coopmat.comp built with -DVKMPS_F16 -DVKMPS_COOP_KHR -DCOOP_PACKED (variant "khrpk").
+var ConvolutionGemmCoopmatKhrpk = &Shader{
+	Name: "convolution_gemm_coopmat_khrpk",
+	file: "convolution_gemm_coopmat_khrpk.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Im", Access: ReadOnly},
+		{Binding: 1, Name: "Wt", Access: ReadOnly},
+		{Binding: 2, Name: "Bias", Access: ReadOnly},
+		{Binding: 3, Name: "Prelu", Access: ReadOnly},
+		{Binding: 4, Name: "Dst", Access: WriteOnly},
+		{Binding: 5, Name: "Part", Access: WriteOnly},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 12, Name: "MODE_A", Default: 0},
+		{ID: 13, Name: "MODE_B", Default: 0},
+		{ID: 14, Name: "BIAS", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "NEURON", Default: 0},
+		{ID: 21, Name: "NEURON_A", Default: 0},
+		{ID: 22, Name: "NEURON_B", Default: 0},
+		{ID: 23, Name: "NEURON_C", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+		{ID: 28, Name: "SPLITK", Default: 0},
+		{ID: 29, Name: "STORE_DIRECT", Default: 0},
+		{ID: 30, Name: "TAP_MAJOR", Default: 0},
+		{ID: 31, Name: "QUADS", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // ConvolutionGemmWeights is glsl/convolution_gemm_weights.comp.
 var ConvolutionGemmWeights = &Shader{
 	Name: "convolution_gemm_weights",
@@ -1186,7 +1284,7 @@ var ConvolutionGemmWeights = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"f16": ConvolutionGemmWeightsF16, "t0": ConvolutionGemmWeightsT0, "t0f16": ConvolutionGemmWeightsT0f16, "coop": ConvolutionGemmWeightsCoop, "emu": ConvolutionGemmWeightsEmu},
+	variants:      map[string]*Shader{"f16": ConvolutionGemmWeightsF16, "t0": ConvolutionGemmWeightsT0, "t0f16": ConvolutionGemmWeightsT0f16, "coop": ConvolutionGemmWeightsCoop, "emu": ConvolutionGemmWeightsEmu, "coopkhr": ConvolutionGemmWeightsCoopkhr},
 }
 
 // ConvolutionGemmWeightsF16 is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 (variant "f16").
@@ -1358,6 +1456,42 @@ var ConvolutionGemmWeightsEmu = &Shader{
 	LocalSizeSpec: [3]int{0, -1, -1},
 }
 
+// ConvolutionGemmWeightsCoopkhr is glsl/convolution_gemm_weights.comp built with -DVKMPS_F16 -DWEIGHTS_COOP -DVKMPS_COOP_KHR (variant "coopkhr").
+var ConvolutionGemmWeightsCoopkhr = &Shader{
+	Name: "convolution_gemm_weights_coopkhr",
+	file: "convolution_gemm_weights_coopkhr.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "Dy", Access: ReadOnly},
+		{Binding: 1, Name: "X", Access: ReadOnly},
+		{Binding: 2, Name: "Part", Access: WriteOnly},
+	},
+	PushConstantSize: 96,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 6, Name: "KW", Default: 1},
+		{ID: 7, Name: "KH", Default: 1},
+		{ID: 8, Name: "SX", Default: 1},
+		{ID: 9, Name: "SY", Default: 1},
+		{ID: 10, Name: "DX", Default: 1},
+		{ID: 11, Name: "DY", Default: 1},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 15, Name: "A_KFAST", Default: 1},
+		{ID: 16, Name: "B_KFAST", Default: 1},
+		{ID: 19, Name: "WORDS", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
 // ConvolutionIm2col is glsl/convolution_im2col.comp.
 var ConvolutionIm2col = &Shader{
 	Name: "convolution_im2col",
@@ -1493,7 +1627,7 @@ var ConvolutionWinogradCoopmat = &Shader{
 	},
 	LocalSize:     [3]uint32{1, 1, 1},
 	LocalSizeSpec: [3]int{0, -1, -1},
-	variants:      map[string]*Shader{"emu": ConvolutionWinogradCoopmatEmu, "pk": ConvolutionWinogradCoopmatPk, "emupk": ConvolutionWinogradCoopmatEmupk},
+	variants:      map[string]*Shader{"emu": ConvolutionWinogradCoopmatEmu, "pk": ConvolutionWinogradCoopmatPk, "emupk": ConvolutionWinogradCoopmatEmupk, "khr": ConvolutionWinogradCoopmatKhr, "khrpk": ConvolutionWinogradCoopmatKhrpk},
 }
 
 // ConvolutionWinogradCoopmatEmu is glsl/convolution_winograd_coopmat.comp built with -DVKMPS_COOP_EMULATE (variant "emu").
@@ -1560,6 +1694,66 @@ var ConvolutionWinogradCoopmatPk = &Shader{
 var ConvolutionWinogradCoopmatEmupk = &Shader{
 	Name: "convolution_winograd_coopmat_emupk",
 	file: "convolution_winograd_coopmat_emupk.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+		{ID: 29, Name: "STORE_DIRECT", Default: 0},
+		{ID: 30, Name: "STAGE_TILE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionWinogradCoopmatKhr is glsl/convolution_winograd_coopmat.comp built with -DVKMPS_COOP_KHR (variant "khr").
+var ConvolutionWinogradCoopmatKhr = &Shader{
+	Name: "convolution_winograd_coopmat_khr",
+	file: "convolution_winograd_coopmat_khr.spv",
+	Bindings: []Binding{
+		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
+	},
+	PushConstantSize: 124,
+	Spec: []SpecConstant{
+		{ID: 0, Name: "local_size_x", Default: 1},
+		{ID: 1, Name: "BM", Default: 64},
+		{ID: 2, Name: "BN", Default: 64},
+		{ID: 3, Name: "BK", Default: 32},
+		{ID: 4, Name: "WM", Default: 2},
+		{ID: 5, Name: "WN", Default: 2},
+		{ID: 12, Name: "MODE", Default: 0},
+		{ID: 18, Name: "VEC_A", Default: 0},
+		{ID: 19, Name: "VEC_B", Default: 0},
+		{ID: 20, Name: "X_HALF", Default: 0},
+		{ID: 24, Name: "CM", Default: 16},
+		{ID: 25, Name: "CN", Default: 8},
+		{ID: 26, Name: "CK", Default: 16},
+		{ID: 27, Name: "SUBGROUP", Default: 32},
+		{ID: 29, Name: "STORE_DIRECT", Default: 0},
+		{ID: 30, Name: "STAGE_TILE", Default: 0},
+	},
+	LocalSize:     [3]uint32{1, 1, 1},
+	LocalSizeSpec: [3]int{0, -1, -1},
+}
+
+// ConvolutionWinogradCoopmatKhrpk is glsl/convolution_winograd_coopmat.comp built with -DVKMPS_COOP_KHR -DCOOP_PACKED (variant "khrpk").
+var ConvolutionWinogradCoopmatKhrpk = &Shader{
+	Name: "convolution_winograd_coopmat_khrpk",
+	file: "convolution_winograd_coopmat_khrpk.spv",
 	Bindings: []Binding{
 		{Binding: 0, Name: "ScrH4", Access: ReadWrite},
 	},
@@ -4080,4 +4274,4 @@ var ViewRange = &Shader{
 	LocalSizeSpec:    [3]int{-1, -1, -1},
 }
 
-var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionIm2col, ConvolutionIm2colF16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradOutputF16half, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageGradOctf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normGradOctf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxPackedf16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxPackedf16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxGradOctf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
+var all = []*Shader{Add, Arithmetic, ArithmeticF16, ArithmeticGradPlanes, ArithmeticGradPlanesF16, ArithmeticGradReduce, ArithmeticGradReduceF16, ArithmeticGradSum, ArithmeticGradSumF16, BatchNormalization, BatchNormalizationF16, BatchNormalizationGrad, BatchNormalizationGradF16, BinaryConvolution, BinaryConvolutionF16, BinaryConvolutionFloat, BinaryConvolutionFloatF16, BinaryConvolutionPack, BinaryConvolutionPackF16, Convert, ConvertTohalf, ConvolutionBiasGrad, ConvolutionBiasGradF16, ConvolutionCol2im, ConvolutionCol2imF16, ConvolutionDataSmall, ConvolutionDataSmallF16, ConvolutionDepthwise, ConvolutionDepthwiseF16, ConvolutionDepthwiseWeights, ConvolutionDepthwiseWeightsF16, ConvolutionGemm, ConvolutionGemmF16, ConvolutionGemmCoopmat, ConvolutionGemmCoopmatF16, ConvolutionGemmCoopmatEmu, ConvolutionGemmCoopmatF16pk, ConvolutionGemmCoopmatEmupk, ConvolutionGemmCoopmatKhr, ConvolutionGemmCoopmatKhrpk, ConvolutionGemmWeights, ConvolutionGemmWeightsF16, ConvolutionGemmWeightsT0, ConvolutionGemmWeightsT0f16, ConvolutionGemmWeightsCoop, ConvolutionGemmWeightsEmu, ConvolutionGemmWeightsCoopkhr, ConvolutionIm2col, ConvolutionIm2colF16, ConvolutionNeuron, ConvolutionNeuronF16, ConvolutionReduce, ConvolutionWinogradCoopmat, ConvolutionWinogradCoopmatEmu, ConvolutionWinogradCoopmatPk, ConvolutionWinogradCoopmatEmupk, ConvolutionWinogradCoopmatKhr, ConvolutionWinogradCoopmatKhrpk, ConvolutionWinogradDy, ConvolutionWinogradDyF16, ConvolutionWinogradDyF16half, ConvolutionWinogradGemm, ConvolutionWinogradGemmT0, ConvolutionWinogradInput, ConvolutionWinogradInputF16, ConvolutionWinogradInputF16half, ConvolutionWinogradOutput, ConvolutionWinogradOutputF16, ConvolutionWinogradOutputF16half, ConvolutionWinogradWeights, ConvolutionWinogradWeightsHalf, ConvolutionWinogradWout, ConvolutionWinogradWoutHalf, Copy, CrossChannelNormalization, CrossChannelNormalizationF16, Dropout, DropoutF16, DropoutAdvance, DropoutGrad, DropoutGradF16, Fill16, InstanceNormalization, InstanceNormalizationF16, InstanceNormalizationGrad, InstanceNormalizationGradF16, LocalContrastNormalization, LocalContrastNormalizationF16, Loss, LossF16, LossPixel, LossPixelF16, Neuron, NeuronF16, NeuronGrad, NeuronGradF16, NeuronSlopeGrad, NeuronSlopeGradF16, Optimizer, OptimizerStep, PoolingAverage, PoolingAverageF16, PoolingAverageGrad, PoolingAverageGradF16, PoolingAverageGradLoop, PoolingAverageGradLoopf16, PoolingAverageGradOctf16, PoolingAverageTiled, PoolingAverageTiledF16, PoolingAverageTiledGlobal, PoolingAverageTiledGlobalf16, PoolingL2norm, PoolingL2normF16, PoolingL2normGrad, PoolingL2normGradF16, PoolingL2normGradLoop, PoolingL2normGradLoopf16, PoolingL2normGradOctf16, PoolingL2normRatio, PoolingL2normRatioF16, PoolingL2normRatioTiled, PoolingL2normRatioTiledF16, PoolingL2normRatioTiledGlobal, PoolingL2normRatioTiledGlobalf16, PoolingL2normTiled, PoolingL2normTiledF16, PoolingL2normTiledGlobal, PoolingL2normTiledGlobalf16, PoolingMax, PoolingMaxF16, PoolingMaxPackedf16, PoolingMaxArgmax, PoolingMaxArgmaxF16, PoolingMaxArgmaxPackedf16, PoolingMaxArgmaxTiled, PoolingMaxArgmaxTiledF16, PoolingMaxArgmaxTiledGlobal, PoolingMaxArgmaxTiledGlobalf16, PoolingMaxGrad, PoolingMaxGradF16, PoolingMaxGradLoop, PoolingMaxGradLoopf16, PoolingMaxGradOctf16, PoolingMaxTiled, PoolingMaxTiledF16, PoolingMaxTiledGlobal, PoolingMaxTiledGlobalf16, ReduceSum, ReduceSumF16, Softmax, SoftmaxF16, SoftmaxGrad, SoftmaxGradF16, SpatialNormalization, SpatialNormalizationF16, Upsampling, UpsamplingF16, UpsamplingBilinearGrad, UpsamplingBilinearGradF16, UpsamplingGrad, UpsamplingGradF16, ViewPanels, ViewRange}
