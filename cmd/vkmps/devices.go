@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vkmps/vkmps/vk"
@@ -102,6 +103,8 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 			{"timestamps", ts},
 			{"float16 storage", fmt.Sprint(l.Float16Storage)},
 			{"float16 arithmetic", fmt.Sprint(l.Float16Arithmetic)},
+			{"cooperative matrices (NV)", shapesString(l.CooperativeMatrixNV)},
+			{"cooperative matrices (KHR)", shapesString(l.CooperativeMatrixKHR)},
 		}
 		for _, r := range rows {
 			fmt.Fprintf(tw, "    %s\t%s\n", r[0], r[1])
@@ -109,6 +112,19 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 		tw.Flush()
 	}
 	return nil
+}
+
+// shapesString lists cooperative matrix shapes, "none" for none (or a
+// device vkmps cannot run them on: vk.Limits.CooperativeMatrixNV).
+func shapesString(shapes []vk.CooperativeMatrixShape) string {
+	if len(shapes) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(shapes))
+	for i, s := range shapes {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 func bytesString(n uint64) string {
