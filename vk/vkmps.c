@@ -229,63 +229,47 @@ void vkmps_get_coop_features(VkInstance inst, VkPhysicalDevice pd, int has_coopm
 	out->memory_model = mm.vulkanMemoryModel == VK_TRUE;
 }
 
-static uint32_t coopmat_shapes_nv(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
-	PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
-	    (PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)gipa()(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
-	if (get == NULL) return 0;
-	uint32_t n = 0;
-	if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
-	vkmps_coopmat_properties_nv* p = (vkmps_coopmat_properties_nv*)calloc(n, sizeof(*p));
-	if (p == NULL) return 0;
-	for (uint32_t i = 0; i < n; i++) p[i].sType = VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-	VkResult r = get(pd, &n, p);
-	if (r != VK_SUCCESS && r != VK_INCOMPLETE) n = 0;
-	if (n > max) n = max;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t* o = out + 8 * i;
-		o[0] = p[i].MSize;
-		o[1] = p[i].NSize;
-		o[2] = p[i].KSize;
-		o[3] = (uint32_t)p[i].AType;
-		o[4] = (uint32_t)p[i].BType;
-		o[5] = (uint32_t)p[i].CType;
-		o[6] = (uint32_t)p[i].DType;
-		o[7] = (uint32_t)p[i].scope;
+// coopmat_properties returns the n records of size bytes (sType st) that
+// get (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV or ...KHR: the
+// same signature but for the record type) lists, calloc'd; NULL when
+// there are none or the call fails.
+typedef VkResult(VKAPI_PTR* vkmps_coopmat_query)(VkPhysicalDevice, uint32_t*, void*);
+static void* coopmat_properties(vkmps_coopmat_query get, VkPhysicalDevice pd, size_t size, VkStructureType st, uint32_t* n) {
+	*n = 0;
+	if (get == NULL || get(pd, n, NULL) != VK_SUCCESS || *n == 0) return NULL;
+	char* p = (char*)calloc(*n, size);
+	if (p == NULL) return NULL;
+	for (uint32_t i = 0; i < *n; i++) ((VkBaseOutStructure*)(p + i * size))->sType = st;
+	VkResult r = get(pd, n, p);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+		free(p);
+		return NULL;
 	}
-	free(p);
-	return n;
-}
-
-static uint32_t coopmat_shapes_khr(VkInstance inst, VkPhysicalDevice pd, uint32_t* out, uint32_t max) {
-	PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
-	    (PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR)gipa()(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-	if (get == NULL) return 0;
-	uint32_t n = 0;
-	if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
-	vkmps_coopmat_properties_khr* p = (vkmps_coopmat_properties_khr*)calloc(n, sizeof(*p));
-	if (p == NULL) return 0;
-	for (uint32_t i = 0; i < n; i++) p[i].sType = VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-	VkResult r = get(pd, &n, p);
-	if (r != VK_SUCCESS && r != VK_INCOMPLETE) n = 0;
-	uint32_t w = 0;
-	for (uint32_t i = 0; i < n && w < max; i++) {
-		if (p[i].saturatingAccumulation) continue;
-		uint32_t* o = out + 8 * w++;
-		o[0] = p[i].MSize;
-		o[1] = p[i].NSize;
-		o[2] = p[i].KSize;
-		o[3] = (uint32_t)p[i].AType;
-		o[4] = (uint32_t)p[i].BType;
-		o[5] = (uint32_t)p[i].CType;
-		o[6] = (uint32_t)p[i].ResultType;
-		o[7] = (uint32_t)p[i].scope;
-	}
-	free(p);
-	return w;
+	return p;
 }
 
 uint32_t vkmps_coopmat_shapes(VkInstance inst, VkPhysicalDevice pd, int khr, uint32_t* out, uint32_t max) {
-	return khr ? coopmat_shapes_khr(inst, pd, out, max) : coopmat_shapes_nv(inst, pd, out, max);
+	vkmps_coopmat_query get = (vkmps_coopmat_query)gipa()(
+	    inst, khr ? "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR" : "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+	uint32_t n = 0, w = 0;
+	void* p = khr ? coopmat_properties(get, pd, sizeof(vkmps_coopmat_properties_khr), VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR, &n)
+	              : coopmat_properties(get, pd, sizeof(vkmps_coopmat_properties_nv), VKMPS_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV, &n);
+	for (uint32_t i = 0; p != NULL && i < n && w < max; i++) {
+		uint32_t* o = out + 8 * w;
+		if (khr) {
+			vkmps_coopmat_properties_khr* k = (vkmps_coopmat_properties_khr*)p + i;
+			if (k->saturatingAccumulation) continue;
+			uint32_t rec[8] = {k->MSize, k->NSize, k->KSize, (uint32_t)k->AType, (uint32_t)k->BType, (uint32_t)k->CType, (uint32_t)k->ResultType, (uint32_t)k->scope};
+			memcpy(o, rec, sizeof(rec));
+		} else {
+			vkmps_coopmat_properties_nv* v = (vkmps_coopmat_properties_nv*)p + i;
+			uint32_t rec[8] = {v->MSize, v->NSize, v->KSize, (uint32_t)v->AType, (uint32_t)v->BType, (uint32_t)v->CType, (uint32_t)v->DType, (uint32_t)v->scope};
+			memcpy(o, rec, sizeof(rec));
+		}
+		w++;
+	}
+	free(p);
+	return w;
 }
 
 uint32_t vkmps_coopmat_stages(VkInstance inst, VkPhysicalDevice pd, int khr) {

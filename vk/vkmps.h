@@ -101,8 +101,6 @@ typedef struct vkmps_physical_coopmat_properties_nv {
 	void* pNext;
 	VkShaderStageFlags cooperativeMatrixSupportedStages;
 } vkmps_physical_coopmat_properties_nv;
-typedef VkResult(VKAPI_PTR* PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesNV)(
-    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, vkmps_coopmat_properties_nv* pProperties);
 // VK_KHR_cooperative_matrix (Vulkan 1.3.255): the features and the
 // device-wide properties have the NV structures' layout; a shape record
 // has ResultType for DType and a saturatingAccumulation member before its
@@ -118,8 +116,6 @@ typedef struct vkmps_coopmat_properties_khr { // VkCooperativeMatrixPropertiesKH
 	VkBool32 saturatingAccumulation;
 	int32_t scope; // VkScopeKHR: 3 subgroup
 } vkmps_coopmat_properties_khr;
-typedef VkResult(VKAPI_PTR* PFN_vkmpsGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, vkmps_coopmat_properties_khr* pProperties);
 typedef struct vkmps_float16_int8_features {
 	VkStructureType sType;
 	void* pNext;
