@@ -75,21 +75,11 @@ docker)
 	;;
 chroot)
 	r=$(cd "$root" && pwd -P)
-	mounted=""
-	bind() { # bind SRC DST [ro]
-		mkdir -p "$r$2"
-		mount --bind "$1" "$r$2"
-		mounted="$r$2 $mounted"
-		[ "${3:-}" != ro ] || mount -o remount,bind,ro "$r$2"
-	}
-	cleanup() { for m in $mounted; do umount -l "$m" 2>/dev/null || true; done; }
-	trap cleanup EXIT
-	trap 'exit 1' INT TERM
-	mount -t proc proc "$r/proc" && mounted="$r/proc"
-	mount --rbind /dev "$r/dev" && mount --make-rslave "$r/dev" && mounted="$r/dev $mounted"
-	bind "$stage" /opt/vkmps ro
-	bind "$out" /out
-	bind "$cache" /cache
+	. "$(dirname "$0")/../trixie.sh"
+	chroot_enter "$r"
+	chroot_bind "$stage" /opt/vkmps ro
+	chroot_bind "$out" /out
+	chroot_bind "$cache" /cache
 	chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root VKMPS_VALIDATION=1 VKMPS_REQUIRE_DEVICE=1 \
 		MESA_SHADER_CACHE_DIR=/cache ${LP_NUM_THREADS:+LP_NUM_THREADS=$LP_NUM_THREADS} \
 		"COOPMAT_RUN=$run" "COOPMAT_SKIP=$skip" "COOPMAT_TIMEOUT=$timeout" \

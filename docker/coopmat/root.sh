@@ -36,7 +36,8 @@ PKGS="glslc spirv-tools libvulkan1 vulkan-validationlayers vulkan-tools"
 BACKPORTS_PKGS="mesa-vulkan-drivers"
 MESA_MIN=26
 
-stamp=$( (cat "$0"; echo "$MIRROR $SECURITY_MIRROR") | sha256sum | cut -c1-16)
+. "$here/../trixie.sh"
+stamp=$( (cat "$0" "$here/../trixie.sh"; echo "$MIRROR $SECURITY_MIRROR") | sha256sum | cut -c1-16)
 have=$(cat "$ROOT/.vkmps-stamp" 2>/dev/null || true)
 if [ "$have" = "$stamp" ]; then echo "$ROOT"; exit 0; fi
 if [ -n "$have" ]; then
@@ -45,33 +46,15 @@ elif [ -e "$ROOT" ]; then
 	log "$ROOT has no stamp (an unfinished or foreign root): rebuilding"
 fi
 
-if [ "$(id -u)" != 0 ]; then
-	log "building the trixie root needs root (debootstrap, chroot): run as root, or sudo make trixie-root"; exit 1
-fi
-if ! command -v debootstrap >/dev/null 2>&1 && [ ! -x /usr/sbin/debootstrap ]; then
-	log "installing debootstrap with apt-get"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2 ||
-		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2; }
-fi
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-if [ ! -r "$KEYRING" ]; then
-	log "installing debian-archive-keyring with apt-get"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q debian-archive-keyring >&2 ||
-		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debian-archive-keyring >&2; }
-fi
+trixie_prereqs
 
 # Built beside ROOT (same file system), so that the final mv is a rename.
 parent=$(dirname "$ROOT")
 mkdir -p "$parent"
 tmp=$(mktemp -d "$parent/.build.XXXXXX")
 r=$tmp/root
-unmount_all() {
-	for m in $(awk -v d="$r/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
-		umount -l "$m" 2>/dev/null || true
-	done
-}
 cleanup() {
-	unmount_all
+	trixie_unmount "$r"
 	rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
@@ -83,13 +66,8 @@ fail() { # fail WHAT: the end of the step's log, then exit 1
 
 start=$(date +%s)
 log "debootstrap --variant=minbase trixie from $MIRROR into $r ..."
-debootstrap --variant=minbase --keyring="$KEYRING" trixie "$r" "$MIRROR" >"$tmp/log" 2>&1 || fail debootstrap
-printf '%s\n' "deb $MIRROR trixie main" "deb $MIRROR trixie-updates main" \
-	"deb $SECURITY_MIRROR trixie-security main" "deb $MIRROR trixie-backports main" >"$r/etc/apt/sources.list"
-cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
-mount -t proc proc "$r/proc"
-mount --rbind /dev "$r/dev"
-mount --make-rslave "$r/dev"
+trixie_bootstrap "$r" "$MIRROR" "$tmp/log" "deb $MIRROR trixie main" "deb $MIRROR trixie-updates main" \
+	"deb $SECURITY_MIRROR trixie-security main" "deb $MIRROR trixie-backports main"
 apt="apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends"
 log "apt-get install $PKGS ($(($(date +%s) - start))s) ..."
 chroot "$r" env DEBIAN_FRONTEND=noninteractive sh -c "apt-get update -qq && $apt $PKGS" >"$tmp/log" 2>&1 ||
@@ -99,7 +77,7 @@ chroot "$r" env DEBIAN_FRONTEND=noninteractive sh -c "$apt -t trixie-backports $
 	fail "apt-get install -t trixie-backports $BACKPORTS_PKGS"
 versions=$(chroot "$r" dpkg-query -W -f '${Package} ${Version}, ' $PKGS $BACKPORTS_PKGS)
 mesa=$(chroot "$r" dpkg-query -W -f '${Version}' mesa-vulkan-drivers)
-unmount_all
+trixie_unmount "$r"
 rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/cache/apt/*.bin "$r"/var/lib/apt/lists/* \
 	"$r"/var/log/*.log "$r/etc/resolv.conf" "$r/etc/hostname" 2>/dev/null || true
 

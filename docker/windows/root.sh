@@ -27,7 +27,9 @@ SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 PKGS="wine64 mesa-vulkan-drivers libvulkan1 vulkan-validationlayers"
 
 log() { echo "docker/windows/root.sh: $*" >&2; }
-stamp=$( (cat "$0"; echo "$MIRROR $SECURITY_MIRROR") | sha256sum | cut -c1-16)
+lib=$(dirname "$0")/../trixie.sh
+. "$lib"
+stamp=$( (cat "$0" "$lib"; echo "$MIRROR $SECURITY_MIRROR") | sha256sum | cut -c1-16)
 
 case $mode in
 docker)
@@ -41,29 +43,11 @@ chroot)
 *) log "unknown mode $mode (want docker or chroot)"; exit 2 ;;
 esac
 
-if [ "$(id -u)" != 0 ]; then
-	log "building the trixie root needs root (debootstrap, chroot)"; exit 1
-fi
-if ! command -v debootstrap >/dev/null 2>&1 && [ ! -x /usr/sbin/debootstrap ]; then
-	log "installing debootstrap with apt-get"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2 ||
-		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2; }
-fi
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-if [ ! -r "$KEYRING" ]; then
-	log "installing debian-archive-keyring with apt-get"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q debian-archive-keyring >&2
-fi
-
+trixie_prereqs
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/vkmps-wine-root.XXXXXX")
 r=$tmp/root
-unmount_all() {
-	for m in $(awk -v d="$r/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r); do
-		umount -l "$m" 2>/dev/null || true
-	done
-}
 cleanup() {
-	unmount_all
+	trixie_unmount "$r"
 	rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
@@ -71,16 +55,8 @@ trap 'exit 1' INT TERM
 
 start=$(date +%s)
 log "debootstrap --variant=minbase trixie from $MIRROR ..."
-if ! debootstrap --variant=minbase --keyring="$KEYRING" trixie "$r" "$MIRROR" >"$tmp/log" 2>&1; then
-	tail -n 20 "$tmp/log" >&2
-	log "debootstrap failed"; exit 1
-fi
-printf '%s\n' "deb $MIRROR trixie main" "deb $MIRROR trixie-updates main" \
-	"deb $SECURITY_MIRROR trixie-security main" >"$r/etc/apt/sources.list"
-cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
-mount -t proc proc "$r/proc"
-mount --rbind /dev "$r/dev"
-mount --make-rslave "$r/dev"
+trixie_bootstrap "$r" "$MIRROR" "$tmp/log" "deb $MIRROR trixie main" "deb $MIRROR trixie-updates main" \
+	"deb $SECURITY_MIRROR trixie-security main"
 log "apt-get install $PKGS ($(($(date +%s) - start))s) ..."
 if ! chroot "$r" env DEBIAN_FRONTEND=noninteractive sh -c \
 	"apt-get update -qq && apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends $PKGS" >"$tmp/log" 2>&1; then
@@ -95,7 +71,7 @@ if ! chroot "$r" env HOME=/root WINEPREFIX=/opt/wine WINEDEBUG=-all XDG_RUNTIME_
 	tail -n 20 "$tmp/log" >&2
 	log "wineboot failed"; exit 1
 fi
-unmount_all
+trixie_unmount "$r"
 rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/cache/apt/*.bin "$r"/var/lib/apt/lists/* \
 	"$r"/var/log/*.log "$r/etc/resolv.conf" "$r/etc/hostname" "$r"/tmp/xdg/* 2>/dev/null || true
 versions=$(chroot "$r" dpkg-query -W -f '${Package} ${Version}, ' wine64 mesa-vulkan-drivers libvulkan1 vulkan-validationlayers)

@@ -50,20 +50,10 @@ docker)
 chroot)
 	[ "$(id -u)" = 0 ] || { log "the chroot needs root (or a Docker engine: WT_MODE=docker)"; exit 1; }
 	r=$(cd "$root" && pwd -P)
-	mounted=""
-	bind() { # bind SRC DST [ro]
-		mkdir -p "$r$2"
-		mount --bind "$1" "$r$2"
-		mounted="$r$2 $mounted"
-		[ "${3:-}" != ro ] || mount -o remount,bind,ro "$r$2"
-	}
-	cleanup() { for m in $mounted; do umount -l "$m" 2>/dev/null || true; done; }
-	trap cleanup EXIT
-	trap 'exit 1' INT TERM
-	mount -t proc proc "$r/proc" && mounted="$r/proc"
-	mount --rbind /dev "$r/dev" && mount --make-rslave "$r/dev" && mounted="$r/dev $mounted"
-	bind "$stage" /opt/vkmps ro
-	bind "$out" /out
+	. "$(dirname "$0")/../trixie.sh"
+	chroot_enter "$r"
+	chroot_bind "$stage" /opt/vkmps ro
+	chroot_bind "$out" /out
 	chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root WINEPREFIX=/opt/wine \
 		${LP_NUM_THREADS:+LP_NUM_THREADS=$LP_NUM_THREADS} ${VKMPS_DEVICE:+VKMPS_DEVICE=$VKMPS_DEVICE} \
 		${WT_TIMEOUT:+WT_TIMEOUT=$WT_TIMEOUT} "WT_LOGS=$out/logs" sh /opt/vkmps/run-tests "$@" || rc=$?
