@@ -12,6 +12,8 @@
 #                                      /dev mounted (trixie_unmount R undoes them); exits 1
 #                                      with the end of LOG when debootstrap fails
 #   trixie_unmount DIR                 lazily unmounts everything mounted below DIR
+#   trixie_tmp PARENT PREFIX           a new folder tmp=PARENT/PREFIX.XXXXXX for a build, r=$tmp/root,
+#                                      and traps that unmount below r and remove tmp on exit
 #   chroot_enter R                     mounts /proc and /dev in R for a chroot, and sets
 #                                      traps that run chroot_leave on exit
 #   chroot_bind SRC DST [ro]           binds SRC at R/DST (read-only with ro)
@@ -55,6 +57,13 @@ trixie_unmount() {
 	done
 }
 
+trixie_tmp() {
+	tmp=$(mktemp -d "$1/$2.XXXXXX")
+	r=$tmp/root
+	trap 'trixie_unmount "$r"; rm -rf --one-file-system "$tmp"' EXIT
+	trap 'exit 1' INT TERM
+}
+
 chroot_mounted=""
 chroot_enter() {
 	chroot_r=$1
@@ -73,5 +82,12 @@ chroot_bind() {
 
 chroot_leave() {
 	for _m in $chroot_mounted; do umount -l "$_m" 2>/dev/null || true; done
-	chroot_mounted=""
+	trixie_tmp() {
+	tmp=$(mktemp -d "$1/$2.XXXXXX")
+	r=$tmp/root
+	trap 'trixie_unmount "$r"; rm -rf --one-file-system "$tmp"' EXIT
+	trap 'exit 1' INT TERM
+}
+
+chroot_mounted=""
 }

@@ -51,14 +51,7 @@ trixie_prereqs
 # Built beside ROOT (same file system), so that the final mv is a rename.
 parent=$(dirname "$ROOT")
 mkdir -p "$parent"
-tmp=$(mktemp -d "$parent/.build.XXXXXX")
-r=$tmp/root
-cleanup() {
-	trixie_unmount "$r"
-	rm -rf --one-file-system "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+trixie_tmp "$parent" .build
 fail() { # fail WHAT: the end of the step's log, then exit 1
 	tail -n 20 "$tmp/log" >&2
 	log "$1 failed (building in $r)"; exit 1

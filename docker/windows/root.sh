@@ -44,14 +44,7 @@ chroot)
 esac
 
 trixie_prereqs
-tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/vkmps-wine-root.XXXXXX")
-r=$tmp/root
-cleanup() {
-	trixie_unmount "$r"
-	rm -rf --one-file-system "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+trixie_tmp "${TMPDIR:-/var/tmp}" vkmps-wine-root
 
 start=$(date +%s)
 log "debootstrap --variant=minbase trixie from $MIRROR ..."
