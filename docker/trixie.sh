@@ -82,12 +82,5 @@ chroot_bind() {
 
 chroot_leave() {
 	for _m in $chroot_mounted; do umount -l "$_m" 2>/dev/null || true; done
-	trixie_tmp() {
-	tmp=$(mktemp -d "$1/$2.XXXXXX")
-	r=$tmp/root
-	trap 'trixie_unmount "$r"; rm -rf --one-file-system "$tmp"' EXIT
-	trap 'exit 1' INT TERM
-}
-
-chroot_mounted=""
+	chroot_mounted=""
 }
